@@ -1,0 +1,31 @@
+// The `unwindkit` command-line tool: one binary, one subcommand group per format.
+// Each group lives in its own <format>_cmd.cpp and is registered in main.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace unwindkit::cli {
+
+// Exit codes, the same for every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitDataProblem = 1;  // the input is bad, missing a table, or a check failed
+inline constexpr int kExitUsage = 2;        // the command line is wrong
+
+// Each registrar adds its subcommands to `app`; a subcommand's callback stores its exit
+// code in `exit_code`.
+using Registrar = void (*)(CLI::App& app, int& exit_code);
+
+void add_sframe_commands(CLI::App& app, int& exit_code);
+
+// Parses "0x401000", "401000h" is not accepted; plain decimal is.
+bool parse_address(const std::string& text, uint64_t& out);
+// CLI11 validator for addresses, so a bad address is a usage error (exit 2).
+const CLI::Validator& address_validator();
+// Reads a whole file; on failure prints "unwindkit: <path>: <reason>" and returns false.
+bool read_whole_file(const std::string& path, std::vector<uint8_t>& out);
+
+}  // namespace unwindkit::cli

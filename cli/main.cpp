@@ -1,0 +1,30 @@
+#include <array>
+#include <cstdio>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace unwindkit::cli;
+  CLI::App app{"unwindkit: read, check and dump compact stack formats, and unwind with them",
+               "unwindkit"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "unwindkit 0.1.0");
+
+  int exit_code = kExitOk;
+  static constexpr std::array<Registrar, 1> registrars = {add_sframe_commands};
+  for (Registrar add : registrars) add(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  return exit_code;
+}

@@ -1,0 +1,4 @@
+#include "commands.h"
+namespace unwindkit::cli {
+void add_sframe_commands(CLI::App& app, int& exit_code) { (void)app; (void)exit_code; }
+}  // namespace unwindkit::cli

@@ -1,0 +1,48 @@
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "commands.h"
+
+namespace unwindkit::cli {
+
+bool parse_address(const std::string& text, uint64_t& out) {
+  if (text.empty()) return false;
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const char* begin = text.c_str() + (hex ? 2 : 0);
+  if (*begin == '\0' || *begin == '-' || *begin == '+') return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(begin, &end, hex ? 16 : 10);
+  if (errno != 0 || end == nullptr || *end != '\0') return false;
+  out = v;
+  return true;
+}
+
+const CLI::Validator& address_validator() {
+  static const CLI::Validator v(
+      [](std::string& s) {
+        uint64_t ignored = 0;
+        return parse_address(s, ignored) ? std::string() : "not an address: " + s;
+      },
+      "ADDR");
+  return v;
+}
+
+bool read_whole_file(const std::string& path, std::vector<uint8_t>& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "unwindkit: %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
+  }
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    std::fprintf(stderr, "unwindkit: %s: read error\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace unwindkit::cli
