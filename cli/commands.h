@@ -19,7 +19,12 @@ inline constexpr int kExitUsage = 2;        // the command line is wrong
 // code in `exit_code`.
 using Registrar = void (*)(CLI::App& app, int& exit_code);
 
-void add_sframe_commands(CLI::App& app, int& exit_code);
+void add_sframe_commands(CLI::App& app, int& exit_code);           // sframe_cmd.cpp
+void add_bt_command(CLI::App& app, int& exit_code);                // bt_cmd.cpp
+void add_compact_unwind_commands(CLI::App& app, int& exit_code);   // compact_unwind_cmd.cpp
+void add_dump_command(CLI::App& app, int& exit_code);              // dump_cmd.cpp
+void add_trace_commands(CLI::App& app, int& exit_code);            // trace_cmd.cpp
+void add_cbf_commands(CLI::App& app, int& exit_code);              // cbf_cmd.cpp
 
 // Parses "0x401000", "401000h" is not accepted; plain decimal is.
 bool parse_address(const std::string& text, uint64_t& out);

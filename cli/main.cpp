@@ -11,7 +11,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "unwindkit 0.1.0");
 
   int exit_code = kExitOk;
-  static constexpr std::array<Registrar, 1> registrars = {add_sframe_commands};
+  static constexpr std::array<Registrar, 6> registrars = {
+      add_sframe_commands, add_bt_command,     add_compact_unwind_commands,
+      add_dump_command,    add_trace_commands, add_cbf_commands};
   for (Registrar add : registrars) add(app, exit_code);
 
   try {

@@ -1,0 +1,5 @@
+// PLACEHOLDER until this command group is written: registers nothing.
+#include "commands.h"
+namespace unwindkit::cli {
+void add_bt_command(CLI::App& app, int& exit_code) { (void)app; (void)exit_code; }
+}  // namespace unwindkit::cli
