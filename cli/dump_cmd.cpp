@@ -1,5 +1,78 @@
-// PLACEHOLDER until this command group is written: registers nothing.
+// `unwindkit dump FILE`: every unwind table the file carries, whatever its format — compact
+// unwind for Mach-O (every slice of a universal file), SFrame for ELF.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "commands.h"
+#include "unwindkit/compact_unwind/tables.h"
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/macho/macho_file.h"
+#include "unwindkit/sframe/dump.h"
+#include "unwindkit/sframe/section.h"
+#include "unwindkit/sframe/sframe.h"
+
 namespace unwindkit::cli {
-void add_dump_command(CLI::App& app, int& exit_code) { (void)app; (void)exit_code; }
+
+namespace {
+
+int report(const std::string& path, const Error& e) {
+  std::fprintf(stderr, "unwindkit: %s: %s\n", path.c_str(), e.to_string().c_str());
+  return kExitDataProblem;
+}
+
+int dump_macho(const std::string& path, std::shared_ptr<const std::vector<uint8_t>> image) {
+  auto f = macho::MachOFile::parse(std::move(image));
+  if (!f) return report(path, f.error());
+  size_t tables = 0;
+  for (const auto& slice : f->slices()) {
+    auto t = compact_unwind::decode_slice(slice);
+    if (!t) return report(path, t.error());
+    if (t->tables.empty()) continue;
+    if (f->slices().size() > 1)
+      std::printf("%s (architecture %s):\n", path.c_str(), macho::cpu_name(slice.cputype()).c_str());
+    std::fputs(compact_unwind::dump_tables(*t, false).c_str(), stdout);
+    tables += t->tables.size();
+  }
+  if (tables == 0) {
+    std::fprintf(stderr, "unwindkit: %s: no unwind tables this tool reads\n", path.c_str());
+    return kExitDataProblem;
+  }
+  return kExitOk;
+}
+
+int dump_elf(const std::string& path, std::shared_ptr<const std::vector<uint8_t>> image) {
+  auto f = elf::ElfFile::parse(std::move(image), path);
+  if (!f) return report(path, f.error());
+  const elf::Section* s = f->section(".sframe");
+  if (s == nullptr) {
+    std::fprintf(stderr, "unwindkit: %s: no unwind tables this tool reads\n", path.c_str());
+    return kExitDataProblem;
+  }
+  auto section = sframe::decode(s->data, s->addr);
+  if (!section) return report(path, section.error());
+  std::fputs(sframe::dump(*section).c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_dump_command(CLI::App& app, int& exit_code) {
+  auto path = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("dump", "dump every unwind table in FILE (Mach-O compact "
+                                         "unwind, ELF SFrame)");
+  cmd->add_option("FILE", *path, "Mach-O or ELF file")->required();
+  cmd->callback([path, &exit_code] {
+    std::vector<uint8_t> bytes;
+    if (!read_whole_file(*path, bytes)) {
+      exit_code = kExitDataProblem;
+      return;
+    }
+    const bool is_macho = macho::MachOFile::is_macho(bytes);
+    auto image = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+    exit_code = is_macho ? dump_macho(*path, std::move(image)) : dump_elf(*path, std::move(image));
+  });
+}
+
 }  // namespace unwindkit::cli

@@ -7,7 +7,11 @@ Each target's seeds come from one function below; a new target adds one entry to
 import glob
 import json
 import os
+import shutil
+import struct
+import subprocess
 import sys
+import tempfile
 
 
 def sframe_vectors(shared):
@@ -28,9 +32,90 @@ def elf_fixtures(shared):
                 yield rel, f.read()
 
 
+def core_fixtures(shared):
+    # The headers and notes sit at the front; the first 64 KiB keeps them and some segments
+    # while keeping inputs small enough for libFuzzer to mutate quickly.
+    for path in sorted(glob.glob(os.path.join(shared, "fixtures/*/*/core.*"))):
+        rel = os.path.relpath(path, os.path.join(shared, "fixtures")).replace("/", "_")
+        with open(path, "rb") as f:
+            yield rel, f.read(64 << 10)
+
+
+def cbf_vectors(_shared):
+    # shared/notes/formats.md §4, plus one record per word size.
+    yield "repeat_limit", bytes.fromhex("02187f8a10000100")
+    yield "mixed", bytes.fromhex("02111000201021ff00357fff000010f0446103e829202080111010880901")
+    yield "w16", bytes.fromhex("00198000" "20fe" "00")
+    yield "w32", bytes.fromhex("0110ff" "2001" "5f" "80" "00")
+
+
+def trace_vectors(_shared):
+    # shared/notes/formats.md §3: a module of each record kind (P = 8), and the short vectors.
+    import struct
+
+    def module(records, files=(b"a.c", b"b.c")):
+        head = struct.pack("<BHBIQII", 0x0A, 2, 0, 0, 0x401000, len(files), 0x1000) + b"\0\0"
+        for f in files:
+            head += struct.pack("<H", len(f)) + f
+        head += b"\0" * (-len(head) % 8)
+        body = head + records
+        return body[:4] + struct.pack("<I", len(body)) + body[8:]
+
+    rtn = struct.pack("<BBHQ", 0x0C, 0, 4, 0x401000) + b"main"
+    yield "all_records", module(rtn + bytes.fromhex("bf ff02 0406 07ff 05ff00 08ffff 06010000"
+                                                    "00 0900000100 0301000000"))
+    yield "short", module(bytes.fromhex("bf ff02"), files=())
+
+
+def macho_builds(shared):
+    """Mach-O objects and linked images built from tests/fixtures-src/macho with clang-22
+    and ld64.lld-22 (nothing when they are not installed)."""
+    if not (shutil.which("clang-22") and shutil.which("ld64.lld-22")):
+        return
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../fixtures-src/macho")
+    with tempfile.TemporaryDirectory() as tmp:
+        for arch in ("x86_64", "arm64"):
+            for opt in ("-O0", "-O2"):
+                obj = os.path.join(tmp, f"frames-{arch}{opt}.o")
+                out = obj[:-2] + ".out"
+                subprocess.run(["clang-22", "-target", f"{arch}-apple-macos11", opt,
+                                "-fno-stack-protector", "-c", os.path.join(src, "frames.c"),
+                                "-o", obj], check=True)
+                subprocess.run(["ld64.lld-22", "-arch", arch, "-platform_version", "macos",
+                                "11.0", "11.0", "-e", "_main", "-o", out, obj], check=True)
+                for path in (obj, out):
+                    with open(path, "rb") as f:
+                        yield os.path.basename(path), f.read()
+
+
+def unwind_info_sections(shared):
+    """The raw __unwind_info of each linked Mach-O seed (found by its section header)."""
+    for name, data in macho_builds(shared):
+        if not name.endswith(".out"):
+            continue
+        ncmds, = struct.unpack_from("<I", data, 16)
+        pos = 32
+        for _ in range(ncmds):
+            cmd, cmdsize = struct.unpack_from("<II", data, pos)
+            if cmd == 0x19:
+                nsects, = struct.unpack_from("<I", data, pos + 64)
+                for k in range(nsects):
+                    sec = pos + 72 + 80 * k
+                    if data[sec:sec + 13] == b"__unwind_info":
+                        size, = struct.unpack_from("<Q", data, sec + 40)
+                        off, = struct.unpack_from("<I", data, sec + 48)
+                        yield name + ".unwind_info", data[off:off + size]
+            pos += cmdsize
+
+
 SEEDS = {
     "fuzz_sframe": sframe_vectors,
     "fuzz_elf": elf_fixtures,
+    "fuzz_macho": macho_builds,
+    "fuzz_compact_unwind": unwind_info_sections,
+    "fuzz_core": core_fixtures,
+    "fuzz_cbf": cbf_vectors,
+    "fuzz_trace": trace_vectors,
 }
 
 

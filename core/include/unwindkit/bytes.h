@@ -1,0 +1,80 @@
+// A zero-copy, bounds-checked reader over borrowed bytes (in the manner of gimli's
+// EndianSlice). Every read names the field it reads, so a short or bad table yields an
+// Error pointing at the exact byte offset and field; nothing reads past the end.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "unwindkit/error.h"
+
+namespace unwindkit {
+
+enum class Endian : uint8_t { Little, Big };
+
+constexpr Endian host_endian() {
+  return std::endian::native == std::endian::little ? Endian::Little : Endian::Big;
+}
+
+using Bytes = std::span<const uint8_t>;
+
+class ByteReader {
+ public:
+  // `section` names the table in errors; `base` is the offset of data[0] inside that
+  // table, so a reader over a sub-range still reports offsets of the whole table.
+  ByteReader(Bytes data, Endian endian, std::string_view section, uint64_t base = 0)
+      : data_(data), endian_(endian), section_(section), base_(base) {}
+
+  Endian endian() const { return endian_; }
+  std::string_view section() const { return section_; }
+  size_t size() const { return data_.size(); }
+  size_t pos() const { return pos_; }
+  size_t remaining() const { return data_.size() - pos_; }
+  bool at_end() const { return pos_ == data_.size(); }
+  // Offset of the cursor inside the whole table, for error messages.
+  uint64_t table_offset() const { return base_ + pos_; }
+  uint64_t table_offset(size_t pos) const { return base_ + pos; }
+  Bytes data() const { return data_; }
+
+  Result<void> seek(size_t pos, std::string_view field);
+  Result<void> skip(size_t n, std::string_view field);
+
+  // Sequential reads advance the cursor.
+  Result<uint8_t> u8(std::string_view field);
+  Result<uint16_t> u16(std::string_view field);
+  Result<uint32_t> u32(std::string_view field);
+  Result<uint64_t> u64(std::string_view field);
+  Result<int8_t> i8(std::string_view field);
+  Result<int16_t> i16(std::string_view field);
+  Result<int32_t> i32(std::string_view field);
+  Result<int64_t> i64(std::string_view field);
+  // An unsigned/signed integer of 1, 2, 4 or 8 bytes in the reader's byte order.
+  Result<uint64_t> uint(size_t width, std::string_view field);
+  Result<int64_t> sint(size_t width, std::string_view field);
+  Result<Bytes> bytes(size_t n, std::string_view field);
+
+  // Reads at an absolute position inside this reader, leaving the cursor alone.
+  Result<uint64_t> uint_at(size_t pos, size_t width, std::string_view field) const;
+  Result<int64_t> sint_at(size_t pos, size_t width, std::string_view field) const;
+
+  // A reader over [pos, pos + n) of this one, reporting offsets of the whole table.
+  Result<ByteReader> sub(size_t pos, size_t n, std::string_view field) const;
+
+  // An Error at the cursor (or at `pos`) for checks that are not about length.
+  tl::unexpected<Error> error(std::string_view field, std::string message) const;
+  tl::unexpected<Error> error_at(size_t pos, std::string_view field, std::string message) const;
+
+ private:
+  Result<uint64_t> raw_at(size_t pos, size_t width, std::string_view field) const;
+
+  Bytes data_;
+  Endian endian_;
+  std::string_view section_;
+  uint64_t base_;
+  size_t pos_ = 0;
+};
+
+}  // namespace unwindkit

@@ -1,0 +1,50 @@
+// DWARF call frame information of one ELF file (`.eh_frame`, then `.debug_frame`), read by
+// elfutils' libdw and lowered into the rule model (rules.h, source Cfi).
+//
+// Why libdw and not LLVM's DWARF parser: libdw is a plain C library already linked into the
+// core for libelf, small, stable in Debian, and its CFI API answers exactly our question —
+// "the frame state at this address" (dwarf_cfi_addrframe), with the psABI's initial register
+// rules applied per architecture. LLVM's DWARFDebugFrame would pull in all of libLLVM (and
+// a C++ ABI tied to one LLVM release) to get the same rows, leaving us to run the CFA
+// programs ourselves.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/error.h"
+#include "unwindkit/rules.h"
+
+namespace unwindkit::dwarf {
+
+class CfiTables {
+ public:
+  // Opens the CFI of `file`, which must outlive the returned object. A file without CFI is
+  // not an error (empty() is then true); an ELF whose machine we do not unwind is.
+  static Result<CfiTables> open(const elf::ElfFile& file);
+
+  bool empty() const;
+  bool has_eh_frame() const;
+  bool has_debug_frame() const;
+
+  // The rule at ELF virtual address `address` (unrelocated: subtract the load bias first);
+  // nullopt when no FDE covers it. `.eh_frame` is asked first, then `.debug_frame`.
+  // func_start/func_end of the rule hold the range of the CFI row (libdw reports the row's
+  // range, not the FDE's); the rule is valid throughout it. signal_frame is set for FDEs
+  // whose CIE augmentation has 'S'. Expressions beyond the shapes dwarf/lower.h lowers are
+  // errors.
+  Result<std::optional<UnwindRule>> lookup(uint64_t address) const;
+
+  CfiTables(CfiTables&&) noexcept;
+  CfiTables& operator=(CfiTables&&) noexcept;
+  ~CfiTables();
+
+ private:
+  struct Impl;
+  explicit CfiTables(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace unwindkit::dwarf

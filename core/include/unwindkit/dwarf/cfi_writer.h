@@ -1,0 +1,45 @@
+// DWARF CFI writer: states UnwindRule rows as a `.debug_frame` section, so that a debugger's
+// own DWARF unwinder applies exactly the rules another format (SFrame) gave us. A pure
+// function of its input; the inverse of core/src/dwarf/ (which lowers CFI read by libdw).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "unwindkit/bytes.h"
+#include "unwindkit/rules.h"
+
+namespace unwindkit::dwarf {
+
+// `rule` is in effect from `address` up to the next row (or the end of the function).
+struct CfiRow {
+  uint64_t address = 0;
+  UnwindRule rule;
+};
+
+// One FDE: [start, end) with its rows, sorted by address, the first at `start`.
+struct CfiFunction {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::vector<CfiRow> rows;
+};
+
+struct CfiWriterOptions {
+  Arch arch = Arch::X86_64;
+  Endian endian = Endian::Little;
+  unsigned address_size = 8;  // bytes in initial_location / address_range
+};
+
+// The bytes of a 32-bit-DWARF `.debug_frame` section: one CIE (version 3, no augmentation,
+// code alignment 1, data alignment -word size, no initial instructions) and one FDE per
+// function. Each row is stated in full the first time and by its changes afterwards: the CFA
+// with DW_CFA_def_cfa[_sf] (or DW_CFA_def_cfa_expression for a dereferenced CFA), every
+// register with DW_CFA_offset / _extended_sf, val_offset, register, expression,
+// val_expression, undefined or same_value. The CFA is always set before the first register.
+// AArch64 PAC signing is stated with DW_CFA_AARCH64_negate_ra_state. `signal_frame` is not
+// stated: .debug_frame has no augmentation for it (only .eh_frame's "S").
+std::vector<uint8_t> write_debug_frame(std::span<const CfiFunction> functions,
+                                       const CfiWriterOptions& options);
+
+}  // namespace unwindkit::dwarf

@@ -1,0 +1,110 @@
+// ELF container (ELF32/ELF64, either byte order; executables, shared objects, relocatable
+// objects and cores), built on elfutils' libelf. Section contents are borrowed from the file
+// image, which the ElfFile keeps alive; nothing here interprets the sections themselves.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "unwindkit/bytes.h"
+#include "unwindkit/error.h"
+#include "unwindkit/rules.h"
+
+namespace unwindkit::elf {
+
+// e_machine values we name (the full list is in <elf.h>; these are the ones we act on).
+inline constexpr uint16_t kMachineX86_64 = 62, kMachineAArch64 = 183, kMachineS390 = 22,
+                          kMachine386 = 3;
+inline constexpr uint16_t kTypeRel = 1, kTypeExec = 2, kTypeDyn = 3, kTypeCore = 4;
+inline constexpr uint32_t kSegmentLoad = 1, kSegmentNote = 4, kSegmentGnuSFrame = 0x6474e554;
+inline constexpr uint32_t kSectionNoBits = 8;
+
+struct Section {
+  std::string name;
+  uint32_t index = 0;
+  uint32_t type = 0;
+  uint64_t flags = 0;
+  uint64_t addr = 0;
+  uint64_t offset = 0;  // file offset
+  uint64_t size = 0;
+  uint64_t addralign = 0;
+  Bytes data;  // empty for SHT_NOBITS
+};
+
+struct Segment {
+  uint32_t type = 0;
+  uint32_t flags = 0;
+  uint64_t offset = 0;
+  uint64_t vaddr = 0;
+  uint64_t filesz = 0;
+  uint64_t memsz = 0;
+  uint64_t align = 0;
+};
+
+struct Note {
+  std::string name;  // "CORE", "GNU", "LINUX"
+  uint32_t type = 0;
+  Bytes desc;
+  uint64_t offset = 0;  // file offset of the descriptor
+};
+
+struct Symbol {
+  std::string name;
+  uint64_t value = 0;
+  uint64_t size = 0;
+  uint8_t type = 0;  // STT_*
+  uint8_t bind = 0;  // STB_*
+  uint16_t shndx = 0;
+};
+
+class ElfFile {
+ public:
+  // Reads the whole file into memory and parses its headers.
+  static Result<ElfFile> open(const std::string& path);
+  // Parses an image already in memory; `name` is used in errors.
+  static Result<ElfFile> parse(std::shared_ptr<const std::vector<uint8_t>> image,
+                               std::string name);
+
+  const std::string& name() const { return name_; }
+  bool is_64() const { return is_64_; }
+  Endian endian() const { return endian_; }
+  uint16_t machine() const { return machine_; }
+  uint16_t type() const { return type_; }
+  uint64_t entry() const { return entry_; }
+  std::optional<Arch> arch() const;
+  Bytes image() const { return *image_; }
+
+  const std::vector<Section>& sections() const { return sections_; }
+  const Section* section(std::string_view name) const;
+  const std::vector<Segment>& segments() const { return segments_; }
+  // Notes from PT_NOTE segments (cores, linked images) or SHT_NOTE sections (objects).
+  const std::vector<Note>& notes() const { return notes_; }
+  // The NT_GNU_BUILD_ID descriptor, if the file has one.
+  std::optional<std::vector<uint8_t>> build_id() const;
+  // Function and object symbols from .symtab, or .dynsym when .symtab is absent.
+  Result<std::vector<Symbol>> symbols() const;
+
+  // Bytes of the file at a virtual address range, from the PT_LOAD segment that holds them
+  // in the file (no memsz-only bytes). Empty if not in the file.
+  Bytes bytes_at_address(uint64_t addr, uint64_t size) const;
+
+ private:
+  struct Handle;
+  std::string name_;
+  std::shared_ptr<const std::vector<uint8_t>> image_;
+  std::shared_ptr<Handle> handle_;  // the libelf descriptor that section data points into
+  bool is_64_ = true;
+  Endian endian_ = Endian::Little;
+  uint16_t machine_ = 0;
+  uint16_t type_ = 0;
+  uint64_t entry_ = 0;
+  std::vector<Section> sections_;
+  std::vector<Segment> segments_;
+  std::vector<Note> notes_;
+};
+
+}  // namespace unwindkit::elf

@@ -1,0 +1,15 @@
+// The text dump, identical to GNU `readelf --sframe` (and to `objdump --sframe` after its
+// file-format lines): binutils 2.40's layout for v1 sections (the only binutils that prints
+// v1), binutils 2.46's for v2 and v3. A pure function of the decoded section.
+#pragma once
+
+#include <string>
+
+#include "unwindkit/sframe/section.h"
+
+namespace unwindkit::sframe {
+
+// "Contents of the SFrame section .sframe:" through the last function's rows, ending in "\n".
+std::string dump(const Section& section);
+
+}  // namespace unwindkit::sframe

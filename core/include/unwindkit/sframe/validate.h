@@ -1,0 +1,26 @@
+// The strict reader's checks (notes §1 "What a strict reader checks", the Linux kernel's
+// SFrame unwinder being the bar): everything decode() tolerates but an unwinder must not.
+// Every problem is reported, not just the first; each Error names ".sframe", the byte
+// offset and the field. Never reads out of bounds, whatever the bytes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "unwindkit/bytes.h"
+#include "unwindkit/error.h"
+
+namespace unwindkit::sframe {
+
+// [start, end) of code a function may lie in (e.g. an ELF's executable sections).
+struct AddressRange {
+  uint64_t start = 0;
+  uint64_t end = 0;
+};
+
+// All problems found in the section at `section_address`. When `text` is not empty every
+// function must lie inside one of its ranges.
+std::vector<Error> validate(Bytes bytes, uint64_t section_address,
+                            const std::vector<AddressRange>& text = {});
+
+}  // namespace unwindkit::sframe

@@ -1,0 +1,146 @@
+#include "unwindkit/compact_unwind/dump.h"
+
+#include <fmt/format.h>
+
+#include "unwindkit/compact_unwind/constants.h"
+
+namespace unwindkit::compact_unwind {
+
+namespace {
+
+// A name with llvm-objdump's " + 0x<addend>" suffix when the addend is not zero.
+std::string target_text(const std::optional<RelocTarget>& t) {
+  if (!t) return {};
+  return t->addend ? fmt::format("{} + {:#x}", t->name, t->addend) : t->name;
+}
+
+std::string hex(uint64_t v) { return fmt::format("0x{:x}", v); }
+
+std::string offset_text(int64_t off) {
+  return off < 0 ? fmt::format("-{}", -off) : fmt::format("+{}", off);
+}
+
+}  // namespace
+
+std::string dump_unwind_info(const UnwindInfo& info) {
+  const Header& h = info.header;
+  std::string out = "Contents of __unwind_info section:\n";
+  out += fmt::format("  Version:                                   {}\n", hex(h.version));
+  out += fmt::format("  Common encodings array section offset:     {}\n",
+                     hex(h.common_encodings_offset));
+  out += fmt::format("  Number of common encodings in array:       {}\n",
+                     hex(h.common_encodings_count));
+  out += fmt::format("  Personality function array section offset: {}\n",
+                     hex(h.personalities_offset));
+  out += fmt::format("  Number of personality functions in array:  {}\n",
+                     hex(h.personalities_count));
+  out += fmt::format("  Index array section offset:                {}\n", hex(h.index_offset));
+  out += fmt::format("  Number of indices in array:                {}\n", hex(h.index_count));
+  out += fmt::format("  Common encodings: (count = {})\n", info.common_encodings.size());
+  for (size_t i = 0; i < info.common_encodings.size(); ++i)
+    out += fmt::format("    encoding[{}]: 0x{:08x}\n", i, info.common_encodings[i]);
+  out += fmt::format("  Personality functions: (count = {})\n", info.personalities.size());
+  for (size_t i = 0; i < info.personalities.size(); ++i)
+    out += fmt::format("    personality[{}]: 0x{:08x}\n", i + 1, info.personalities[i]);
+  out += fmt::format("  Top level indices: (count = {})\n", info.index.size());
+  for (size_t i = 0; i < info.index.size(); ++i)
+    out += fmt::format(
+        "    [{}]: function offset=0x{:08x}, 2nd level page offset=0x{:08x}, LSDA offset=0x{:08x}\n",
+        i, info.index[i].function_offset, info.index[i].page_offset, info.index[i].lsda_offset);
+  out += "  LSDA descriptors:\n";
+  for (size_t i = 0; i < info.lsdas.size(); ++i)
+    out += fmt::format("    [{}]: function offset=0x{:08x}, LSDA offset=0x{:08x}\n", i,
+                       info.lsdas[i].function_offset, info.lsdas[i].lsda_offset);
+  out += "  Second level indices:\n";
+  for (const Page& p : info.pages) {
+    out += fmt::format("    Second level index[{}]: offset in section=0x{:08x}, base function "
+                       "offset=0x{:08x}\n",
+                       p.index, p.section_offset, p.base_function_offset);
+    if (!p.encodings.empty()) {
+      out += fmt::format("      Page encodings: (count = {})\n", p.encodings.size());
+      for (size_t k = 0; k < p.encodings.size(); ++k)
+        out += fmt::format("        encoding[{}]: 0x{:08x}\n", info.common_encodings.size() + k,
+                           p.encodings[k]);
+    }
+    for (size_t k = 0; k < p.entries.size(); ++k) {
+      const PageEntry& e = p.entries[k];
+      if (p.kind == kPageKindCompressed)
+        out += fmt::format("      [{}]: function offset=0x{:08x}, encoding[{}]=0x{:08x}\n", k,
+                           e.function_offset, e.encoding_index, e.encoding);
+      else
+        out += fmt::format("      [{}]: function offset=0x{:08x}, encoding=0x{:08x}\n", k,
+                           e.function_offset, e.encoding);
+    }
+  }
+  return out;
+}
+
+std::string dump_object_section(const std::vector<ObjectEntry>& entries) {
+  std::string out = "Contents of __compact_unwind section:\n";
+  for (const ObjectEntry& e : entries) {
+    out += fmt::format("  Entry at offset {}:\n", hex(e.offset));
+    out += fmt::format("    start:                {} {}\n", hex(e.function),
+                       target_text(e.function_target));
+    out += fmt::format("    length:               {}\n", hex(e.length));
+    out += fmt::format("    compact encoding:     0x{:08x}\n", e.encoding);
+    if (e.personality_target)
+      out += fmt::format("    personality function: {} {}\n", hex(e.personality),
+                         target_text(e.personality_target));
+    if (e.lsda_target)
+      out += fmt::format("    LSDA:                 {} {}\n", hex(e.lsda),
+                         target_text(e.lsda_target));
+  }
+  return out;
+}
+
+std::string describe_encoding(const DecodedEncoding& d) {
+  std::string out(mode_name(d.arch, d.mode));
+  const bool arm = d.arch == Arch::AArch64;
+  const unsigned w = arch_word_size(d.arch);
+  const std::string sp = arm ? "sp" : d.arch == Arch::I386 ? "esp" : "rsp";
+  const std::string fp = arm ? "fp" : d.arch == Arch::I386 ? "ebp" : "rbp";
+  switch (d.kind) {
+    case Kind::None:
+      out += " (no unwind information)";
+      break;
+    case Kind::Dwarf:
+      out += fmt::format(" eh_frame offset={}", hex(d.dwarf_offset));
+      break;
+    case Kind::FramePointer:
+      out += fmt::format(" cfa={}+{} ra=[cfa-{}] {}=[cfa-{}]", fp, 2 * w, w, fp, 2 * w);
+      if (d.ra_mangled) out += " ra-signed";
+      break;
+    case Kind::FramelessImmediate:
+      out += fmt::format(" stack size={} cfa={}+{} ra={}", d.stack_size, sp, d.stack_size,
+                         arm ? "lr" : fmt::format("[cfa-{}]", w));
+      break;
+    case Kind::FramelessIndirect:
+      out += fmt::format(" stack size=imm32 at function+{}, +{} cfa={}+size ra=[cfa-{}]",
+                         hex(d.stack_immediate_offset), d.stack_adjust, sp, w);
+      break;
+  }
+  for (const SavedSlot& s : d.saved)
+    out += fmt::format(" {}=[cfa{}]", reg_name(d.arch, s.reg), offset_text(s.cfa_offset));
+  if (d.personality_index) out += fmt::format(" personality={}", d.personality_index);
+  if (d.has_lsda) out += " lsda";
+  if (d.is_not_function_start) out += " not-function-start";
+  return out;
+}
+
+std::string dump_decoded(const UnwindInfo& info, Arch arch, uint64_t image_base) {
+  std::string out = "Decoded entries:\n";
+  for (const Page& p : info.pages) {
+    const uint32_t page_end = info.index[p.index + 1].function_offset;
+    for (size_t k = 0; k < p.entries.size(); ++k) {
+      const PageEntry& e = p.entries[k];
+      const uint32_t end = k + 1 < p.entries.size() ? p.entries[k + 1].function_offset : page_end;
+      auto d = decode_encoding(arch, e.encoding);
+      out += fmt::format("  0x{:x}-0x{:x} 0x{:08x} {}\n", image_base + e.function_offset,
+                         image_base + end, e.encoding,
+                         d ? describe_encoding(*d) : "invalid: " + d.error().message);
+    }
+  }
+  return out;
+}
+
+}  // namespace unwindkit::compact_unwind

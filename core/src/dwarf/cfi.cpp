@@ -1,0 +1,166 @@
+#include "unwindkit/dwarf/cfi.h"
+
+#include <elfutils/libdw.h>
+#include <fmt/format.h>
+#include <libelf.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+
+#include "unwindkit/dwarf/lower.h"
+#include "unwindkit/stepper.h"
+
+namespace unwindkit::dwarf {
+
+namespace {
+
+// libdw reports "no FDE covers this address" as an error like any other; its message
+// (DWARF_E_NO_MATCH, whose number is not in the public header) tells it apart from a
+// broken table.
+constexpr std::string_view kNoMatch = "no matching address range";
+
+// Registers whose caller values a CFI row may describe: the general registers, and the
+// floating-point registers the ABI preserves (callee_saved_registers lists them).
+std::vector<uint16_t> described_registers(Arch arch) {
+  std::vector<uint16_t> out;
+  const uint16_t general = arch == Arch::AArch64 ? 32 : arch == Arch::S390x ? 16 : arch == Arch::I386 ? 9 : 17;
+  for (uint16_t r = 0; r < general; ++r) out.push_back(r);
+  for (uint16_t r : callee_saved_registers(arch))
+    if (r >= general) out.push_back(r);
+  return out;
+}
+
+int64_t sp_from_cfa(Arch arch) { return arch == Arch::S390x ? -160 : 0; }
+
+struct FrameDeleter {
+  void operator()(Dwarf_Frame* f) const { std::free(f); }
+};
+
+}  // namespace
+
+struct CfiTables::Impl {
+  Arch arch = Arch::X86_64;
+  Elf* elf = nullptr;
+  Dwarf* dwarf = nullptr;
+  Dwarf_CFI* eh_frame = nullptr;     // owned: dwarf_cfi_end
+  Dwarf_CFI* debug_frame = nullptr;  // owned by `dwarf`
+
+  ~Impl() {
+    if (eh_frame) dwarf_cfi_end(eh_frame);
+    if (dwarf) dwarf_end(dwarf);
+    if (elf) elf_end(elf);
+  }
+
+  Result<RegRule> reg_rule(Dwarf_Frame* frame, uint16_t r, const LowerContext& ctx) const {
+    std::array<Dwarf_Op, 3> ops_mem{};
+    Dwarf_Op* ops = ops_mem.data();
+    size_t nops = 0;
+    const int result = dwarf_frame_register(frame, r, ops_mem.data(), &ops, &nops);
+    return lower_register(result, ops, nops, reg_name(arch, r), ctx);
+  }
+
+  Result<UnwindRule> lower(Dwarf_Frame* frame, const LowerContext& ctx) const {
+    UnwindRule rule;
+    rule.arch = arch;
+    rule.source = Source::Cfi;
+    rule.sp_from_cfa = sp_from_cfa(arch);
+    Dwarf_Addr start = 0, end = 0;
+    bool signal = false;
+    const int ra_col = dwarf_frame_info(frame, &start, &end, &signal);
+    if (ra_col < 0) return fail(ctx.section, ctx.address, "return_address_register", dwarf_errmsg(-1));
+    rule.func_start = start;
+    rule.func_end = end;
+    rule.signal_frame = signal;
+
+    Dwarf_Op* cfa_ops = nullptr;
+    size_t cfa_nops = 0;
+    if (dwarf_frame_cfa(frame, &cfa_ops, &cfa_nops) != 0)
+      return fail(ctx.section, ctx.address, "cfa", dwarf_errmsg(-1));
+    auto cfa = lower_cfa(std::span<const Dwarf_Op>(cfa_ops, cfa_nops), ctx);
+    if (!cfa) return tl::unexpected(cfa.error());
+    rule.cfa = *cfa;
+
+    const RegisterSet names(arch);
+    const auto ra_reg = static_cast<uint16_t>(ra_col);
+    auto ra = reg_rule(frame, ra_reg, ctx);
+    if (!ra) return tl::unexpected(ra.error());
+    // "Same value" in the return-address column: the return address is still in that
+    // register (AArch64 x30 / s390x r14 in a leaf).
+    rule.ra = ra->kind == RegRule::Kind::Unchanged ? RegRule::in_reg(ra_reg) : *ra;
+    rule.outermost = rule.ra.kind == RegRule::Kind::Undefined;
+
+    auto fp = reg_rule(frame, names.fp_reg(), ctx);
+    if (!fp) return tl::unexpected(fp.error());
+    rule.fp = *fp;
+
+    for (uint16_t r : described_registers(arch)) {
+      if (r == ra_reg || r == names.fp_reg()) continue;
+      auto rr = reg_rule(frame, r, ctx);
+      if (!rr) return tl::unexpected(rr.error());
+      // Only rules that recover a value are listed; "same value" and "undefined" follow the
+      // stepper's ABI defaults instead of libdw's, because libdw cannot tell a register the
+      // CFI never mentions from one it describes, and fills the former from its own initial
+      // table, whose x86_64 version marks rax (DWARF 0) callee-saved in place of rbx (3).
+      if (rr->kind == RegRule::Kind::Unchanged || rr->kind == RegRule::Kind::Undefined) continue;
+      if (r == names.sp_reg() && *rr == RegRule::val_cfa(rule.sp_from_cfa)) continue;
+      rule.saved.push_back({r, *rr});
+    }
+    return rule;
+  }
+
+  // nullopt: this table has no FDE for `address`.
+  Result<std::optional<UnwindRule>> lookup_in(Dwarf_CFI* cfi, std::string_view section,
+                                              uint64_t address) const {
+    Dwarf_Frame* raw = nullptr;
+    if (dwarf_cfi_addrframe(cfi, address, &raw) != 0) {
+      const char* msg = dwarf_errmsg(-1);
+      if (msg && std::string_view(msg) == kNoMatch) return std::nullopt;
+      return fail(section, address, "fde", fmt::format("pc {:#x}: {}", address, msg ? msg : "libdw error"));
+    }
+    std::unique_ptr<Dwarf_Frame, FrameDeleter> frame(raw);
+    auto rule = lower(frame.get(), LowerContext{section, address});
+    if (!rule) return tl::unexpected(rule.error());
+    return std::optional<UnwindRule>(std::move(*rule));
+  }
+};
+
+CfiTables::CfiTables(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CfiTables::CfiTables(CfiTables&&) noexcept = default;
+CfiTables& CfiTables::operator=(CfiTables&&) noexcept = default;
+CfiTables::~CfiTables() = default;
+
+Result<CfiTables> CfiTables::open(const elf::ElfFile& file) {
+  const auto arch = file.arch();
+  if (!arch)
+    return fail("ELF", 0, "e_machine",
+                fmt::format("{}: no unwinder for machine {}", file.name(), file.machine()));
+  auto impl = std::make_unique<Impl>();
+  impl->arch = *arch;
+  // libelf only reads the image here (ELF_C_READ_MMAP_PRIVATE semantics, as elf_file.cpp).
+  const Bytes image = file.image();
+  impl->elf = elf_memory(const_cast<char*>(reinterpret_cast<const char*>(image.data())), image.size());
+  if (!impl->elf) return fail("ELF", 0, "elf_memory", elf_errmsg(-1));
+  impl->eh_frame = dwarf_getcfi_elf(impl->elf);
+  // dwarf_begin_elf fails ("no DWARF information") for files without debug sections: then
+  // there simply is no .debug_frame.
+  impl->dwarf = dwarf_begin_elf(impl->elf, DWARF_C_READ, nullptr);
+  if (impl->dwarf) impl->debug_frame = dwarf_getcfi(impl->dwarf);
+  return CfiTables(std::move(impl));
+}
+
+bool CfiTables::empty() const { return !impl_->eh_frame && !impl_->debug_frame; }
+bool CfiTables::has_eh_frame() const { return impl_->eh_frame != nullptr; }
+bool CfiTables::has_debug_frame() const { return impl_->debug_frame != nullptr; }
+
+Result<std::optional<UnwindRule>> CfiTables::lookup(uint64_t address) const {
+  if (impl_->eh_frame) {
+    auto r = impl_->lookup_in(impl_->eh_frame, ".eh_frame", address);
+    if (!r || *r) return r;
+  }
+  if (impl_->debug_frame) return impl_->lookup_in(impl_->debug_frame, ".debug_frame", address);
+  return std::nullopt;
+}
+
+}  // namespace unwindkit::dwarf

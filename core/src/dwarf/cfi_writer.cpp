@@ -1,0 +1,272 @@
+// DWARF CFI writer (see cfi_writer.h). Opcode and operator values come from elfutils'
+// <dwarf.h>, the one definition of them this project uses.
+#include "unwindkit/dwarf/cfi_writer.h"
+
+#include <dwarf.h>
+
+#include <map>
+#include <optional>
+
+#include "unwindkit/stepper.h"
+
+namespace unwindkit::dwarf {
+namespace {
+
+constexpr uint8_t kCieVersion = 3;  // version 3: the return-address column is a ULEB128
+constexpr uint8_t kLowRegisterLimit = 64;  // DW_CFA_offset packs registers below 64
+constexpr uint8_t kBregDirectLimit = 32;   // DW_OP_breg0..31; above: DW_OP_bregx
+
+class Out {
+ public:
+  explicit Out(Endian endian) : endian_(endian) {}
+  std::vector<uint8_t>& bytes() { return bytes_; }
+  size_t size() const { return bytes_.size(); }
+
+  void u8(uint8_t v) { bytes_.push_back(v); }
+  void uint(uint64_t v, unsigned size) {
+    for (unsigned i = 0; i < size; ++i) {
+      unsigned shift = endian_ == Endian::Little ? 8 * i : 8 * (size - 1 - i);
+      bytes_.push_back(static_cast<uint8_t>(v >> shift));
+    }
+  }
+  void patch_u32(size_t at, uint32_t v) {
+    for (unsigned i = 0; i < 4; ++i) {
+      unsigned shift = endian_ == Endian::Little ? 8 * i : 8 * (3 - i);
+      bytes_[at + i] = static_cast<uint8_t>(v >> shift);
+    }
+  }
+  void uleb(uint64_t v) {
+    do {
+      uint8_t byte = v & 0x7f;
+      v >>= 7;
+      if (v != 0) byte |= 0x80;
+      bytes_.push_back(byte);
+    } while (v != 0);
+  }
+  void sleb(int64_t v) {
+    bool more = true;
+    while (more) {
+      uint8_t byte = v & 0x7f;
+      v >>= 7;  // arithmetic shift: sign-propagating
+      more = !((v == 0 && (byte & 0x40) == 0) || (v == -1 && (byte & 0x40) != 0));
+      if (more) byte |= 0x80;
+      bytes_.push_back(byte);
+    }
+  }
+  void append(const std::vector<uint8_t>& other) {
+    bytes_.insert(bytes_.end(), other.begin(), other.end());
+  }
+
+ private:
+  Endian endian_;
+  std::vector<uint8_t> bytes_;
+};
+
+// A DWARF expression pushing reg + offset.
+std::vector<uint8_t> breg_expression(uint16_t reg, int64_t offset, Endian endian) {
+  Out e(endian);
+  if (reg < kBregDirectLimit) {
+    e.u8(static_cast<uint8_t>(DW_OP_breg0 + reg));
+  } else {
+    e.u8(DW_OP_bregx);
+    e.uleb(reg);
+  }
+  e.sleb(offset);
+  return std::move(e.bytes());
+}
+
+class RowWriter {
+ public:
+  RowWriter(Out& out, const CfiWriterOptions& options)
+      : out_(out), options_(options), data_align_(-static_cast<int64_t>(arch_word_size(options.arch))) {}
+
+  void cfa(const CfaRule& rule) {
+    if (cfa_ && *cfa_ == rule) return;
+    cfa_ = rule;
+    if (rule.kind == CfaRule::Kind::DerefRegOffset) {
+      Out e(options_.endian);
+      e.append(breg_expression(rule.reg, rule.offset, options_.endian));
+      e.u8(DW_OP_deref);
+      block(DW_CFA_def_cfa_expression, std::nullopt, e.bytes());
+    } else if (rule.offset >= 0) {
+      out_.u8(DW_CFA_def_cfa);
+      out_.uleb(rule.reg);
+      out_.uleb(static_cast<uint64_t>(rule.offset));
+    } else if (rule.offset % data_align_ == 0) {
+      out_.u8(DW_CFA_def_cfa_sf);
+      out_.uleb(rule.reg);
+      out_.sleb(rule.offset / data_align_);
+    } else {
+      block(DW_CFA_def_cfa_expression, std::nullopt,
+            breg_expression(rule.reg, rule.offset, options_.endian));
+    }
+  }
+
+  void reg(uint16_t reg, const RegRule& rule) {
+    auto it = regs_.find(reg);
+    if (it != regs_.end() && it->second == rule) return;
+    regs_[reg] = rule;
+    switch (rule.kind) {
+      case RegRule::Kind::Unchanged:
+        out_.u8(DW_CFA_same_value);
+        out_.uleb(reg);
+        break;
+      case RegRule::Kind::Undefined:
+        out_.u8(DW_CFA_undefined);
+        out_.uleb(reg);
+        break;
+      case RegRule::Kind::AtCfa:
+        at_cfa(reg, rule.offset);
+        break;
+      case RegRule::Kind::ValCfa:
+        if (rule.offset % data_align_ == 0) {
+          out_.u8(DW_CFA_val_offset_sf);
+          out_.uleb(reg);
+          out_.sleb(rule.offset / data_align_);
+        } else {
+          cfa_plus(DW_CFA_val_expression, reg, rule.offset);
+        }
+        break;
+      case RegRule::Kind::InReg:
+        if (rule.offset == 0) {
+          out_.u8(DW_CFA_register);
+          out_.uleb(reg);
+          out_.uleb(rule.reg);
+        } else {
+          block(DW_CFA_val_expression, reg,
+                breg_expression(rule.reg, rule.offset, options_.endian));
+        }
+        break;
+      case RegRule::Kind::AtReg:
+        block(DW_CFA_expression, reg, breg_expression(rule.reg, rule.offset, options_.endian));
+        break;
+    }
+  }
+
+  // Registers a previous row named that this row does not: back to "same value".
+  void forget_others(const std::map<uint16_t, RegRule>& wanted) {
+    for (auto& [r, rule] : regs_) {
+      if (!wanted.contains(r) && rule.kind != RegRule::Kind::Unchanged) reg(r, RegRule::unchanged());
+    }
+  }
+
+  // AArch64 PAC: DW_CFA_AARCH64_negate_ra_state toggles the state, so emit it on changes.
+  void ra_mangled(bool mangled) {
+    if (mangled == ra_mangled_) return;
+    ra_mangled_ = mangled;
+    out_.u8(DW_CFA_AARCH64_negate_ra_state);
+  }
+
+ private:
+  void at_cfa(uint16_t reg, int64_t offset) {
+    if (offset % data_align_ != 0) {
+      cfa_plus(DW_CFA_expression, reg, offset);
+      return;
+    }
+    int64_t factored = offset / data_align_;
+    if (factored >= 0 && reg < kLowRegisterLimit) {
+      out_.u8(static_cast<uint8_t>(DW_CFA_offset | reg));
+      out_.uleb(static_cast<uint64_t>(factored));
+    } else {
+      out_.u8(DW_CFA_offset_extended_sf);
+      out_.uleb(reg);
+      out_.sleb(factored);
+    }
+  }
+  // DW_CFA_[val_]expression starts with the CFA pushed: add the offset to it.
+  void cfa_plus(uint8_t op, uint16_t reg, int64_t offset) {
+    Out e(options_.endian);
+    e.u8(DW_OP_consts);
+    e.sleb(offset);
+    e.u8(DW_OP_plus);
+    block(op, reg, e.bytes());
+  }
+  void block(uint8_t op, std::optional<uint16_t> reg, const std::vector<uint8_t>& expr) {
+    out_.u8(op);
+    if (reg) out_.uleb(*reg);
+    out_.uleb(expr.size());
+    out_.append(expr);
+  }
+
+  Out& out_;
+  const CfiWriterOptions& options_;
+  int64_t data_align_;
+  std::optional<CfaRule> cfa_;
+  std::map<uint16_t, RegRule> regs_;
+  bool ra_mangled_ = false;
+};
+
+// Every register a rule states, by DWARF number.
+std::map<uint16_t, RegRule> register_rules(const UnwindRule& rule) {
+  RegisterSet names(rule.arch);
+  std::map<uint16_t, RegRule> rules;
+  rules[names.ra_reg()] = rule.ra;
+  rules[names.fp_reg()] = rule.fp;
+  for (const SavedReg& saved : rule.saved) rules[saved.reg] = saved.rule;
+  if (rule.sp_from_cfa != 0) rules[names.sp_reg()] = RegRule::val_cfa(rule.sp_from_cfa);
+  return rules;
+}
+
+void advance(Out& out, uint64_t delta) {
+  if (delta == 0) return;
+  if (delta < 0x40) {
+    out.u8(static_cast<uint8_t>(DW_CFA_advance_loc | delta));
+  } else if (delta <= 0xff) {
+    out.u8(DW_CFA_advance_loc1);
+    out.uint(delta, 1);
+  } else if (delta <= 0xffff) {
+    out.u8(DW_CFA_advance_loc2);
+    out.uint(delta, 2);
+  } else {
+    out.u8(DW_CFA_advance_loc4);
+    out.uint(delta, 4);
+  }
+}
+
+// Entries are padded with DW_CFA_nop to a multiple of the address size.
+void pad_and_close(Out& out, size_t length_field, unsigned address_size) {
+  while ((out.size() - length_field) % address_size != 0) out.u8(DW_CFA_nop);
+  out.patch_u32(length_field, static_cast<uint32_t>(out.size() - length_field - 4));
+}
+
+}  // namespace
+
+std::vector<uint8_t> write_debug_frame(std::span<const CfiFunction> functions,
+                                       const CfiWriterOptions& options) {
+  Out out(options.endian);
+  RegisterSet names(options.arch);
+
+  const size_t cie = out.size();
+  out.uint(0, 4);  // length, patched below
+  out.uint(DW_CIE_ID_32, 4);
+  out.u8(kCieVersion);
+  out.u8(0);  // augmentation ""
+  out.uleb(1);  // code alignment factor
+  out.sleb(-static_cast<int64_t>(arch_word_size(options.arch)));  // data alignment factor
+  out.uleb(names.ra_reg());
+  pad_and_close(out, cie, options.address_size);
+
+  for (const CfiFunction& fn : functions) {
+    const size_t fde = out.size();
+    out.uint(0, 4);  // length
+    out.uint(cie, 4);  // CIE pointer: section offset of the CIE
+    out.uint(fn.start, options.address_size);
+    out.uint(fn.end - fn.start, options.address_size);
+    RowWriter rows(out, options);
+    uint64_t at = fn.start;
+    for (const CfiRow& row : fn.rows) {
+      if (row.address < at || row.address >= fn.end) continue;  // unsorted or outside: skip
+      advance(out, row.address - at);
+      at = row.address;
+      rows.cfa(row.rule.cfa);
+      auto wanted = register_rules(row.rule);
+      rows.forget_others(wanted);
+      for (const auto& [reg, rule] : wanted) rows.reg(reg, rule);
+      rows.ra_mangled(row.rule.ra_mangled);
+    }
+    pad_and_close(out, fde, options.address_size);
+  }
+  return std::move(out.bytes());
+}
+
+}  // namespace unwindkit::dwarf

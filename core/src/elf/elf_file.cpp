@@ -1,0 +1,221 @@
+#include "unwindkit/elf/elf_file.h"
+
+#include <fmt/format.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+
+namespace unwindkit::elf {
+
+struct ElfFile::Handle {
+  Elf* elf = nullptr;
+  ~Handle() {
+    if (elf) elf_end(elf);
+  }
+};
+
+namespace {
+
+constexpr std::string_view kSection = "ELF";
+
+tl::unexpected<Error> elf_fail(uint64_t offset, std::string_view field, std::string what) {
+  return fail(kSection, offset, field, std::move(what));
+}
+
+std::string libelf_message() {
+  const char* m = elf_errmsg(-1);
+  return m ? m : "libelf error";
+}
+
+void init_libelf() {
+  static std::once_flag once;
+  std::call_once(once, [] { elf_version(EV_CURRENT); });
+}
+
+// Notes inside one data block, read with libelf's byte-order-aware gelf_getnote.
+void collect_notes(Elf_Data* data, uint64_t file_offset, std::vector<Note>& out) {
+  if (!data || !data->d_buf) return;
+  size_t off = 0;
+  GElf_Nhdr nhdr;
+  size_t name_off = 0, desc_off = 0;
+  const auto* base = static_cast<const uint8_t*>(data->d_buf);
+  while (off < data->d_size) {
+    const size_t next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off);
+    if (next == 0 || next <= off) break;  // malformed note: stop, keep what was read
+    Note n;
+    if (nhdr.n_namesz > 0) {
+      size_t len = nhdr.n_namesz;
+      while (len > 0 && base[name_off + len - 1] == 0) --len;
+      n.name.assign(reinterpret_cast<const char*>(base + name_off), len);
+    }
+    n.type = nhdr.n_type;
+    n.desc = Bytes(base + desc_off, nhdr.n_descsz);
+    n.offset = file_offset + desc_off;
+    out.push_back(std::move(n));
+    off = next;
+  }
+}
+
+}  // namespace
+
+Result<ElfFile> ElfFile::open(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(path, 0, "file", std::strerror(errno));
+  auto image = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(in),
+                                                      std::istreambuf_iterator<char>());
+  if (in.bad()) return fail(path, 0, "file", "read error");
+  return parse(std::move(image), path);
+}
+
+Result<ElfFile> ElfFile::parse(std::shared_ptr<const std::vector<uint8_t>> image,
+                               std::string name) {
+  init_libelf();
+  ElfFile f;
+  f.name_ = std::move(name);
+  f.image_ = std::move(image);
+  const auto& bytes = *f.image_;
+  if (bytes.size() < EI_NIDENT || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
+    return elf_fail(0, "e_ident", "not an ELF file (bad magic)");
+
+  f.handle_ = std::make_shared<Handle>();
+  // libelf only reads the image in ELF_C_READ mode; the cast is for its C signature.
+  f.handle_->elf =
+      elf_memory(const_cast<char*>(reinterpret_cast<const char*>(bytes.data())), bytes.size());
+  Elf* elf = f.handle_->elf;
+  if (!elf || elf_kind(elf) != ELF_K_ELF) return elf_fail(0, "e_ident", libelf_message());
+
+  GElf_Ehdr eh;
+  if (!gelf_getehdr(elf, &eh)) return elf_fail(0, "ELF header", libelf_message());
+  f.is_64_ = eh.e_ident[EI_CLASS] == ELFCLASS64;
+  if (eh.e_ident[EI_DATA] != ELFDATA2LSB && eh.e_ident[EI_DATA] != ELFDATA2MSB)
+    return elf_fail(EI_DATA, "e_ident[EI_DATA]", "unknown byte order");
+  f.endian_ = eh.e_ident[EI_DATA] == ELFDATA2LSB ? Endian::Little : Endian::Big;
+  f.machine_ = eh.e_machine;
+  f.type_ = eh.e_type;
+  f.entry_ = eh.e_entry;
+
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0) return elf_fail(0, "e_phnum", libelf_message());
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph))
+      return elf_fail(eh.e_phoff, fmt::format("program header {}", i), libelf_message());
+    f.segments_.push_back(Segment{ph.p_type, ph.p_flags, ph.p_offset, ph.p_vaddr, ph.p_filesz,
+                                  ph.p_memsz, ph.p_align});
+    if (ph.p_type == PT_NOTE && ph.p_filesz > 0) {
+      if (ph.p_offset > bytes.size() || ph.p_filesz > bytes.size() - ph.p_offset)
+        return elf_fail(eh.e_phoff, fmt::format("program header {}", i),
+                        "PT_NOTE lies outside the file");
+      Elf_Data* d = elf_getdata_rawchunk(elf, static_cast<int64_t>(ph.p_offset), ph.p_filesz,
+                                         ELF_T_NHDR);
+      collect_notes(d, ph.p_offset, f.notes_);
+    }
+  }
+
+  size_t shstrndx = 0;
+  const bool have_names = elf_getshdrstrndx(elf, &shstrndx) == 0;
+  const bool notes_from_segments = !f.notes_.empty();
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) return elf_fail(eh.e_shoff, "section header", libelf_message());
+    Section s;
+    s.index = static_cast<uint32_t>(elf_ndxscn(scn));
+    if (have_names) {
+      const char* n = elf_strptr(elf, shstrndx, sh.sh_name);
+      if (n) s.name = n;
+    }
+    s.type = sh.sh_type;
+    s.flags = sh.sh_flags;
+    s.addr = sh.sh_addr;
+    s.offset = sh.sh_offset;
+    s.size = sh.sh_size;
+    s.addralign = sh.sh_addralign;
+    if (sh.sh_type != SHT_NOBITS && sh.sh_size > 0) {
+      if (sh.sh_offset > bytes.size() || sh.sh_size > bytes.size() - sh.sh_offset)
+        return elf_fail(eh.e_shoff, fmt::format("section header {} ({})", s.index, s.name),
+                        fmt::format("contents [{:#x}, +{:#x}) lie outside the {:#x}-byte file",
+                                    sh.sh_offset, sh.sh_size, bytes.size()));
+      if (sh.sh_type == SHT_NOTE) {
+        if (!notes_from_segments) collect_notes(elf_getdata(scn, nullptr), sh.sh_offset, f.notes_);
+        s.data = Bytes(bytes.data() + sh.sh_offset, sh.sh_size);
+      } else {
+        // The file's own bytes, untranslated: format readers handle byte order themselves.
+        s.data = Bytes(bytes.data() + sh.sh_offset, sh.sh_size);
+      }
+    }
+    f.sections_.push_back(std::move(s));
+  }
+  return f;
+}
+
+std::optional<Arch> ElfFile::arch() const {
+  switch (machine_) {
+    case kMachineX86_64: return Arch::X86_64;
+    case kMachineAArch64: return Arch::AArch64;
+    case kMachineS390: return Arch::S390x;
+    case kMachine386: return Arch::I386;
+    default: return std::nullopt;
+  }
+}
+
+const Section* ElfFile::section(std::string_view name) const {
+  for (const auto& s : sections_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::optional<std::vector<uint8_t>> ElfFile::build_id() const {
+  for (const auto& n : notes_)
+    if (n.name == "GNU" && n.type == NT_GNU_BUILD_ID)
+      return std::vector<uint8_t>(n.desc.begin(), n.desc.end());
+  return std::nullopt;
+}
+
+Result<std::vector<Symbol>> ElfFile::symbols() const {
+  Elf* elf = handle_->elf;
+  Elf_Scn* table = nullptr;
+  for (uint32_t want : {uint32_t{SHT_SYMTAB}, uint32_t{SHT_DYNSYM}}) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn && !table; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr sh;
+      if (gelf_getshdr(scn, &sh) && sh.sh_type == want) table = scn;
+    }
+    if (table) break;
+  }
+  std::vector<Symbol> out;
+  if (!table) return out;
+  GElf_Shdr sh;
+  gelf_getshdr(table, &sh);
+  Elf_Data* data = elf_getdata(table, nullptr);
+  if (!data) return elf_fail(sh.sh_offset, "symbol table", libelf_message());
+  const size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Sym sym;
+    if (!gelf_getsym(data, static_cast<int>(i), &sym)) break;
+    const uint8_t type = GELF_ST_TYPE(sym.st_info);
+    if (type != STT_FUNC && type != STT_OBJECT && type != STT_NOTYPE) continue;
+    const char* n = elf_strptr(elf, sh.sh_link, sym.st_name);
+    if (!n || !*n) continue;
+    out.push_back(Symbol{n, sym.st_value, sym.st_size, type,
+                         static_cast<uint8_t>(GELF_ST_BIND(sym.st_info)), sym.st_shndx});
+  }
+  return out;
+}
+
+Bytes ElfFile::bytes_at_address(uint64_t addr, uint64_t size) const {
+  for (const auto& seg : segments_) {
+    if (seg.type != kSegmentLoad || addr < seg.vaddr) continue;
+    const uint64_t rel = addr - seg.vaddr;
+    if (rel > seg.filesz || size > seg.filesz - rel) continue;
+    const uint64_t off = seg.offset + rel;
+    if (off > image_->size() || size > image_->size() - off) return {};
+    return Bytes(image_->data() + off, size);
+  }
+  return {};
+}
+
+}  // namespace unwindkit::elf

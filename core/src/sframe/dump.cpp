@@ -1,0 +1,136 @@
+// Mirrors libsframe's sframe-dump.c: same strings, same printf widths (so rows keep their
+// trailing spaces), same quirks per binutils release (see notes §1).
+#include "unwindkit/sframe/dump.h"
+
+#include <fmt/format.h>
+
+#include <iterator>
+#include <vector>
+
+#include "unwindkit/sframe/row.h"
+
+namespace unwindkit::sframe {
+
+namespace {
+
+// binutils 2.40 is the only release that prints v1; 2.41+ refuse it. v2/v3 look like 2.46.
+bool old_style(const Section& s) { return s.header.version == kVersion1; }
+
+std::string flags_text(const Section& s) {
+  const uint8_t flags = s.header.flags;
+  if (old_style(s)) {
+    // 2.40 strcpy()s each name over the previous one: only the last set flag survives.
+    if ((flags & kFlagFramePointer) != 0) return "SFRAME_F_FRAME_POINTER";
+    if ((flags & kFlagFdeSorted) != 0) return "SFRAME_F_FDE_SORTED";
+    return "NONE";
+  }
+  std::vector<const char*> names;
+  if ((flags & kFlagFdeSorted) != 0) names.push_back("SFRAME_F_FDE_SORTED");
+  if ((flags & kFlagFramePointer) != 0) names.push_back("SFRAME_F_FRAME_POINTER");
+  if ((flags & kFlagFdeFuncStartPcrel) != 0) names.push_back("SFRAME_F_FDE_FUNC_START_PCREL");
+  if (names.empty()) return "NONE";
+  return fmt::format("{}", fmt::join(names, ",\n           "));
+}
+
+void dump_header(const Section& s, std::string& out) {
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "\n  Header :\n\n");
+  fmt::format_to(o, "    Version: SFRAME_VERSION_{}\n", s.header.version);
+  fmt::format_to(o, "    Flags: {}\n", flags_text(s));
+  if (!old_style(s)) {
+    if (s.fp_fixed())
+      fmt::format_to(o, "    CFA fixed FP offset: {}\n", s.header.cfa_fixed_fp_offset);
+    if (s.ra_fixed())
+      fmt::format_to(o, "    CFA fixed RA offset: {}\n", s.header.cfa_fixed_ra_offset);
+  }
+  fmt::format_to(o, "    Num FDEs: {}\n", static_cast<int32_t>(s.header.num_fdes));
+  fmt::format_to(o, "    Num FREs: {}\n", static_cast<int32_t>(s.header.num_fres));
+}
+
+std::string reg_text(const Section& s, uint16_t reg) {
+  const AbiRegs regs = abi_regs(s.header.abi_arch);
+  if (reg == regs.sp) return "sp";
+  if (reg == regs.fp) return "fp";
+  return fmt::format("r{}", reg);
+}
+
+std::string reg_offset_text(const Section& s, const Slot& slot) {
+  const std::string text = fmt::format("{}{:+d}", reg_text(s, slot.reg), slot.offset);
+  return slot.kind == Slot::Kind::AtReg ? "(" + text + ")" : text;
+}
+
+std::string cfa_cell(const Section& s, const Fde& fde, const Row& row) {
+  if (old_style(s)) return fmt::format("{}+{}", reg_text(s, row.cfa.reg), row.cfa.offset);
+  if (!fde.flex(s.header.version) && row.cfa.kind == Slot::Kind::InReg)
+    return fmt::format("{}{:+d}", reg_text(s, row.cfa.reg), row.cfa.offset);
+  return reg_offset_text(s, row.cfa);
+}
+
+// FP and RA cells: "c-16" (saved at CFA-16), "u" (not saved), "f" (2.46: fixed RA offset),
+// "U" (flexible padding), "rN" (s390x: in register N), "reg+off" / "(reg+off)" (flexible).
+std::string slot_cell(const Section& s, const Fde& fde, const Slot& slot, bool is_ra) {
+  const bool flex = fde.flex(s.header.version);
+  switch (slot.kind) {
+    case Slot::Kind::Absent: return is_ra && !old_style(s) && s.ra_fixed() ? "f" : "u";
+    case Slot::Kind::Padding: return flex && is_ra ? "U" : "u";
+    case Slot::Kind::Fixed:
+      if (is_ra) return old_style(s) ? "u" : "f";
+      return fmt::format("c{:+d}", slot.offset);
+    case Slot::Kind::AtCfa: return fmt::format("c{:+d}", slot.offset);
+    case Slot::Kind::InReg:
+    case Slot::Kind::AtReg:
+      if (!flex) return fmt::format("r{}", slot.reg);
+      return reg_offset_text(s, slot);
+  }
+  return "u";
+}
+
+void dump_function(const Section& s, size_t index, std::string& out) {
+  const Fde& fde = s.fdes[index];
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "\n    func idx [{}]: pc = {:#x}, size = {} bytes",
+                 static_cast<int32_t>(index), fde.func_start, static_cast<int32_t>(fde.size));
+  if (s.is_aarch64() && fde.pauth_key_b()) fmt::format_to(o, ", pauth = B key");
+  if (!old_style(s)) {
+    std::string attr;
+    if (fde.signal(s.header.version)) attr += 'S';
+    if (fde.flex(s.header.version)) attr += 'F';
+    if (!attr.empty()) fmt::format_to(o, ", attr = \"{}\"", attr);
+  }
+  fmt::format_to(o, "\n    {:<7}{:<8} {:<10}{:<10}{:<13}", "STARTPC", fde.pcmask() ? "[m]" : "   ",
+                 "CFA", "FP", "RA");
+  for (size_t j = 0; j < fde.fres.size(); ++j) {
+    const Fre& fre = fde.fres[j];
+    // PCMASK rows show the raw offset inside the repeated block.
+    const uint64_t pc = fde.pcmask() ? fre.start_offset : fde.func_start + fre.start_offset;
+    fmt::format_to(o, "\n    {:016x}", pc);
+    auto row = interpret(s, index, j);
+    // Words that mean nothing (validate() reports them): say so instead of guessing.
+    if (!row) {
+      fmt::format_to(o, "  invalid: {}", row.error().message);
+      continue;
+    }
+    if (row->ra_undefined && !old_style(s)) {
+      fmt::format_to(o, "  RA undefined");
+      continue;
+    }
+    fmt::format_to(o, "  {:<10}", row->ra_undefined ? std::string(fre.base_sp() ? "sp+0" : "fp+0")
+                                                    : cfa_cell(s, fde, *row));
+    fmt::format_to(o, "{:<10}", slot_cell(s, fde, row->fp, false));
+    fmt::format_to(o, "{:<13}",
+                   slot_cell(s, fde, row->ra, true) + (fre.ra_mangled() ? "[s]" : "   "));
+  }
+  out += '\n';
+}
+
+}  // namespace
+
+std::string dump(const Section& section) {
+  std::string out = "Contents of the SFrame section .sframe:";
+  dump_header(section, out);
+  out += "\n  Function Index :\n";
+  for (size_t i = 0; i < section.fdes.size(); ++i) dump_function(section, i, out);
+  return out;
+}
+
+}  // namespace unwindkit::sframe

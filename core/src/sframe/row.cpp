@@ -1,0 +1,113 @@
+#include "unwindkit/sframe/row.h"
+
+#include <fmt/format.h>
+
+#include "read.h"
+
+namespace unwindkit::sframe {
+
+namespace {
+
+unsigned max_default_words(uint8_t abi) {
+  switch (abi) {
+    case kAbiAmd64Little: return kMaxWordsAmd64;
+    case kAbiS390xBig: return kMaxWordsS390x;
+    default: return kMaxWordsAArch64;
+  }
+}
+
+// One default-FDE RA or FP word. s390x v2 marks "value lives in DWARF register word >> 1"
+// with the low bit; its RA word 0 is padding (RA not saved).
+Slot default_slot(const Section& s, int32_t word, bool is_ra) {
+  if (s.is_s390x()) {
+    if (is_ra && word == kS390xRaPadding) return {Slot::Kind::Padding, 0, 0};
+    if (s.header.version == kVersion2 && (word & kS390xRegisterFlag) != 0)
+      return {Slot::Kind::InReg, static_cast<uint16_t>(static_cast<uint32_t>(word) >> 1), 0};
+  }
+  return {Slot::Kind::AtCfa, 0, word};
+}
+
+Result<Row> interpret_default(const Section& s, const Fre& fre, size_t i, size_t j) {
+  Row row;
+  const size_t n = fre.words.size();
+  if (n == 0) {
+    row.ra_undefined = true;
+    return row;
+  }
+  if (n > max_default_words(s.header.abi_arch))
+    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "info"),
+                fmt::format("{} data words, the ABI allows at most {}", n,
+                            max_default_words(s.header.abi_arch)));
+  const AbiRegs regs = abi_regs(s.header.abi_arch);
+  int64_t cfa_off = fre.words[0];
+  if (s.is_s390x()) cfa_off = cfa_off * kS390xCfaAlignment + kS390xCfaAdjustment;
+  row.cfa = {Slot::Kind::InReg, fre.base_sp() ? regs.sp : regs.fp, cfa_off};
+  size_t k = 1;
+  if (s.ra_fixed())
+    row.ra = {Slot::Kind::Fixed, 0, s.header.cfa_fixed_ra_offset};
+  else if (k < n)
+    row.ra = default_slot(s, fre.words[k++], true);
+  if (s.fp_fixed())
+    row.fp = {Slot::Kind::Fixed, 0, s.header.cfa_fixed_fp_offset};
+  else if (k < n)
+    row.fp = default_slot(s, fre.words[k++], false);
+  if (k != n)
+    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "info"),
+                fmt::format("{} data words, only {} have a meaning here", n, k));
+  return row;
+}
+
+Slot flex_slot(uint32_t control, int32_t offset) {
+  const auto reg = static_cast<uint16_t>(control >> kFlexRegShift);
+  if ((control & kFlexRegP) == 0) return {Slot::Kind::AtCfa, 0, offset};
+  return {(control & kFlexDerefP) != 0 ? Slot::Kind::AtReg : Slot::Kind::InReg, reg, offset};
+}
+
+Result<Row> interpret_flex(const Fre& fre, size_t i, size_t j) {
+  Row row;
+  const size_t n = fre.words.size();
+  if (n == 0) {
+    row.ra_undefined = true;
+    return row;
+  }
+  if (n < 2)
+    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "info"),
+                "a flexible FRE needs a (control, offset) pair for the CFA");
+  const uint32_t cfa_control = fre.word_bits(0);
+  if ((cfa_control & kFlexRegP) == 0)
+    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "word[0]"),
+                "the CFA cannot be based on the CFA");
+  row.cfa = flex_slot(cfa_control, fre.words[1]);
+  size_t k = 2;
+  // RA, then FP: each either one 0 word (padding) or a (control, offset) pair.
+  for (Slot* slot : {&row.ra, &row.fp}) {
+    if (k >= n) break;
+    const uint32_t control = fre.word_bits(k);
+    if (control == kFlexPadding) {
+      *slot = {Slot::Kind::Padding, 0, 0};
+      k += 1;
+      continue;
+    }
+    if (k + 1 >= n)
+      return fail(kSectionName, fre.offset,
+                  detail::fre_field(i, j, fmt::format("word[{}]", k)),
+                  "control word without its offset word");
+    *slot = flex_slot(control, fre.words[k + 1]);
+    k += 2;
+  }
+  if (k != n)
+    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "info"),
+                fmt::format("{} data words, only {} have a meaning here", n, k));
+  return row;
+}
+
+}  // namespace
+
+Result<Row> interpret(const Section& section, size_t fde_index, size_t fre_index) {
+  const Fde& fde = section.fdes.at(fde_index);
+  const Fre& fre = fde.fres.at(fre_index);
+  if (fde.flex(section.header.version)) return interpret_flex(fre, fde_index, fre_index);
+  return interpret_default(section, fre, fde_index, fre_index);
+}
+
+}  // namespace unwindkit::sframe

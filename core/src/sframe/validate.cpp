@@ -1,0 +1,212 @@
+// validate(): walks the section like decode(), but records each problem and carries on with
+// the next record wherever the layout still says where that record is.
+#include "unwindkit/sframe/validate.h"
+
+#include <fmt/format.h>
+
+#include "read.h"
+#include "unwindkit/sframe/row.h"
+#include "unwindkit/sframe/section.h"
+
+namespace unwindkit::sframe {
+
+namespace {
+
+// Header byte offsets, for errors about a header field.
+constexpr uint64_t kOffVersion = 2, kOffFlags = 3, kOffAbi = 4, kOffAuxLen = 7, kOffNumFdes = 8,
+                   kOffNumFres = 12, kOffFreLen = 16, kOffFdeOff = 20, kOffFreOff = 24;
+
+class Checker {
+ public:
+  Checker(Bytes bytes, uint64_t address, const std::vector<AddressRange>& text)
+      : bytes_(bytes), address_(address), text_(text) {}
+
+  std::vector<Error> run() {
+    auto endian = detail::section_endian(bytes_);
+    if (!endian) return {endian.error()};
+    const ByteReader r(bytes_, *endian, kSectionName);
+    auto header = detail::read_header(r);
+    if (!header) return {header.error()};
+    section_.header = *header;
+    section_.endian = *endian;
+    section_.address = address_;
+    if (!check_header(*endian)) return std::move(problems_);
+    check_functions(r);
+    return std::move(problems_);
+  }
+
+ private:
+  void problem(uint64_t offset, std::string field, std::string message) {
+    problems_.push_back(Error{kSectionName, offset, std::move(field), std::move(message)});
+  }
+
+  uint8_t known_flags() const {
+    switch (section_.header.version) {
+      case kVersion1: return kFlagsKnownV1;
+      case kVersion2: return kFlagsKnownV2;
+      default: return kFlagsKnownV3;
+    }
+  }
+
+  // False when the layout is unknown or does not fit, so no FDE can be located.
+  bool check_header(Endian endian) {
+    const Header& h = section_.header;
+    const uint64_t size = bytes_.size();
+    if (h.version < kVersion1 || h.version > kVersion3) {
+      problem(kOffVersion, "sfp_version", fmt::format("unknown version {}", h.version));
+      return false;
+    }
+    if ((h.flags & ~known_flags()) != 0)
+      problem(kOffFlags, "sfp_flags",
+              fmt::format("unknown flags {:#04x} for version {}", h.flags & ~known_flags(),
+                          h.version));
+    if (h.abi_arch < kAbiAArch64Big || h.abi_arch > kAbiS390xBig)
+      problem(kOffAbi, "sfh_abi_arch", fmt::format("unknown ABI {}", h.abi_arch));
+    if (endian != host_endian() && h.auxhdr_len != 0)
+      problem(kOffAuxLen, "sfh_auxhdr_len",
+              "a foreign-endian section cannot carry an aux header (its layout is unknown, so "
+              "it cannot be byte-swapped)");
+    bool layout_ok = true;
+    if (kHeaderSize + h.auxhdr_len > size) {
+      problem(kOffAuxLen, "sfh_auxhdr_len",
+              fmt::format("aux header of {} bytes runs past the section end ({:#x} bytes)",
+                          h.auxhdr_len, size));
+      layout_ok = false;
+    }
+    const uint64_t fde_begin = h.fde_subsection();
+    const uint64_t fde_end = fde_begin + uint64_t{h.num_fdes} * detail::fde_size(h.version);
+    if (fde_begin > size) {
+      problem(kOffFdeOff, "sfh_fdeoff", fmt::format("FDE sub-section at {:#x} starts past the "
+                                                    "section end ({:#x} bytes)", fde_begin, size));
+      layout_ok = false;
+    } else if (fde_end > size) {
+      problem(kOffNumFdes, "sfh_num_fdes",
+              fmt::format("{} FDEs end at {:#x}, past the section end ({:#x} bytes)", h.num_fdes,
+                          fde_end, size));
+      layout_ok = false;
+    }
+    const uint64_t fre_begin = h.fre_subsection();
+    const uint64_t fre_end = fre_begin + h.fre_len;
+    if (fre_begin > size) {
+      problem(kOffFreOff, "sfh_freoff", fmt::format("FRE sub-section at {:#x} starts past the "
+                                                    "section end ({:#x} bytes)", fre_begin, size));
+      layout_ok = false;
+    } else if (fre_end > size) {
+      problem(kOffFreLen, "sfh_fre_len",
+              fmt::format("{} bytes of FREs end at {:#x}, past the section end ({:#x} bytes)",
+                          h.fre_len, fre_end, size));
+      layout_ok = false;
+    }
+    if (fde_begin < fre_end && fre_begin < fde_end)
+      problem(kOffFreOff, "sfh_freoff",
+              fmt::format("FRE sub-section [{:#x}, {:#x}) overlaps FDE sub-section [{:#x}, {:#x})",
+                          fre_begin, fre_end, fde_begin, fde_end));
+    return layout_ok && h.abi_arch >= kAbiAArch64Big && h.abi_arch <= kAbiS390xBig;
+  }
+
+  void check_functions(const ByteReader& r) {
+    const Header& h = section_.header;
+    auto fres = r.sub(static_cast<size_t>(h.fre_subsection()), h.fre_len, "sfh_freoff");
+    if (!fres) {
+      problems_.push_back(fres.error());
+      return;
+    }
+    uint64_t total_fres = 0;
+    for (size_t i = 0; i < h.num_fdes; ++i) {
+      auto fde = detail::read_fde(r, *fres, h, i, address_);
+      if (!fde) {
+        problems_.push_back(fde.error());
+        continue;
+      }
+      total_fres += fde->num_fres;
+      check_fde(*fde, i);
+      section_.fdes.push_back(std::move(*fde));
+      check_fres(*fres, section_.fdes.size() - 1, i);
+    }
+    if (total_fres != h.num_fres)
+      problem(kOffNumFres, "sfh_num_fres",
+              fmt::format("header says {} FREs, the FDEs hold {}", h.num_fres, total_fres));
+  }
+
+  void check_fde(const Fde& fde, size_t i) {
+    const uint8_t version = section_.header.version;
+    const uint64_t info_at = version == kVersion3
+                                 ? section_.header.fre_subsection() + fde.fre_off + 2
+                                 : fde.start_field + 16;
+    const uint8_t known_info = version == kVersion3 ? kInfoKnownV3 : kInfoKnownV1V2;
+    if ((fde.info & ~known_info) != 0)
+      problem(info_at, detail::fde_field(i, "info"),
+              fmt::format("unknown info bits {:#04x}", fde.info & ~known_info));
+    if (detail::fre_start_size(fde.fre_type()) == 0)
+      problem(info_at, detail::fde_field(i, "info"),
+              fmt::format("unknown FRE type {}", fde.fre_type()));
+    if (version == kVersion3 && (fde.info2 & kInfo2FdeTypeMask) > kFdeTypeFlex)
+      problem(info_at + 1, detail::fde_field(i, "info2"),
+              fmt::format("unknown FDE type {}", fde.info2 & kInfo2FdeTypeMask));
+    if (fde.pcmask() && section_.rep_size(fde) == 0)
+      problem(version == kVersion3 ? info_at + 2 : fde.start_field + 17,
+              detail::fde_field(i, "rep_size"), "a PCMASK function needs a repetition size");
+    if (section_.header.sorted() && !section_.fdes.empty() &&
+        fde.func_start <= section_.fdes.back().func_start)
+      problem(fde.start_field, detail::fde_field(i, "start"),
+              fmt::format("function start {:#x} is not above the previous one ({:#x}) in a "
+                          "SORTED section",
+                          fde.func_start, section_.fdes.back().func_start));
+    if (!text_.empty() && !inside_text(fde))
+      problem(fde.start_field, detail::fde_field(i, "start"),
+              fmt::format("function [{:#x}, {:#x}) is not inside the text", fde.func_start,
+                          fde.func_end()));
+  }
+
+  bool inside_text(const Fde& fde) const {
+    for (const AddressRange& t : text_)
+      if (fde.func_start >= t.start && fde.func_start <= t.end &&
+          fde.size <= t.end - fde.func_start)
+        return true;
+    return false;
+  }
+
+  void check_fres(const ByteReader& fres, size_t model_index, size_t i) {
+    Fde& fde = section_.fdes[model_index];
+    const uint32_t num = fde.num_fres;
+    const uint64_t limit = fde.pcmask() ? section_.rep_size(fde) : fde.size;
+    uint64_t pos = detail::first_fre_pos(section_.header, fde);
+    for (size_t j = 0; j < num; ++j) {
+      auto fre = detail::read_fre(fres, pos, fde.fre_type(), i, j);
+      if (!fre) {
+        problems_.push_back(fre.error());
+        return;  // the next FRE's position is unknown
+      }
+      const std::string start_field = detail::fre_field(i, j, "start");
+      if (!fde.fres.empty() && fre->start_offset <= fde.fres.back().start_offset)
+        problem(fre->offset, start_field,
+                fmt::format("start {:#x} is not above the previous FRE's {:#x}",
+                            fre->start_offset, fde.fres.back().start_offset));
+      // gas gives an empty function one row at offset 0; no PC can ever select it.
+      const bool empty_function_row = limit == 0 && fre->start_offset == 0;
+      if (fre->start_offset >= limit && !empty_function_row)
+        problem(fre->offset, start_field,
+                fmt::format("start {:#x} is not below the function's {} {:#x}", fre->start_offset,
+                            fde.pcmask() ? "repetition size" : "size", limit));
+      fde.fres.push_back(std::move(*fre));
+      // The words must mean something: right count for the ABI, consumed exactly.
+      auto row = interpret(section_, model_index, fde.fres.size() - 1);
+      if (!row) problems_.push_back(row.error());
+    }
+  }
+
+  Bytes bytes_;
+  uint64_t address_;
+  const std::vector<AddressRange>& text_;
+  Section section_;
+  std::vector<Error> problems_;
+};
+
+}  // namespace
+
+std::vector<Error> validate(Bytes bytes, uint64_t section_address,
+                            const std::vector<AddressRange>& text) {
+  return Checker(bytes, section_address, text).run();
+}
+
+}  // namespace unwindkit::sframe

@@ -1,0 +1,202 @@
+// The one stepper (stepper.h): applies an UnwindRule to one frame's registers, reading the
+// stack through a MemoryReader. Every value of the caller is computed from the callee's
+// registers and the CFA, never from half-built caller state, so the order of rules does not
+// matter.
+#include "unwindkit/stepper.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace unwindkit {
+
+namespace {
+
+struct ArchRegs {
+  uint16_t sp, fp, ra;
+};
+
+ArchRegs arch_regs(Arch arch) {
+  switch (arch) {
+    case Arch::X86_64: return {reg::x86_64::rsp, reg::x86_64::rbp, reg::x86_64::rip};
+    case Arch::I386: return {reg::i386::esp, reg::i386::ebp, reg::i386::eip};
+    case Arch::AArch64: return {reg::aarch64::sp, reg::aarch64::x29, reg::aarch64::x30};
+    case Arch::S390x: return {reg::s390x::r15, reg::s390x::r11, reg::s390x::r14};
+  }
+  return {reg::x86_64::rsp, reg::x86_64::rbp, reg::x86_64::rip};
+}
+
+// psABI callee-saved ("non-volatile") registers, by DWARF number.
+constexpr std::array<uint16_t, 6> kX86_64Saved = {3, 6, 12, 13, 14, 15};  // rbx rbp r12-r15
+constexpr std::array<uint16_t, 4> kI386Saved = {3, 5, 6, 7};              // ebx ebp esi edi
+// x19-x29, then d8-d15 (the low halves of v8-v15 are preserved by AAPCS64).
+constexpr std::array<uint16_t, 19> kAArch64Saved = {19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+                                                    29, 72, 73, 74, 75, 76, 77, 78, 79};
+// r6-r13, then f8-f15 (DWARF 24-31 in the s390x numbering).
+constexpr std::array<uint16_t, 16> kS390xSaved = {6,  7,  8,  9,  10, 11, 12, 13,
+                                                  24, 25, 26, 27, 28, 29, 30, 31};
+
+constexpr std::string_view kStack = "stack";
+constexpr std::string_view kRegisters = "registers";
+
+class Stepper {
+ public:
+  Stepper(const UnwindRule& rule, const RegisterSet& regs, const MemoryReader& mem,
+          const StepOptions& options)
+      : rule_(rule), regs_(regs), mem_(mem), options_(options), arch_(arch_regs(rule.arch)) {}
+
+  Result<StepResult> run() {
+    if (regs_.arch() != rule_.arch)
+      return fail(kRegisters, 0, "arch",
+                  fmt::format("rule is for {} but the registers are {}", arch_name(rule_.arch),
+                              arch_name(regs_.arch())));
+    auto cfa = compute_cfa();
+    if (!cfa) return tl::unexpected(cfa.error());
+    cfa_ = *cfa;
+
+    StepResult out{RegisterSet(rule_.arch), cfa_, false};
+    RegisterSet& caller = out.caller;
+    for (uint16_t r : callee_saved_registers(rule_.arch))
+      if (auto v = regs_.get(r)) caller.set(r, *v);
+
+    if (auto ok = apply(arch_.fp, rule_.fp, caller, false); !ok) return tl::unexpected(ok.error());
+    bool sp_saved = false;
+    for (const SavedReg& s : rule_.saved) {
+      if (s.reg == arch_.sp) sp_saved = true;
+      if (auto ok = apply(s.reg, s.rule, caller, false); !ok) return tl::unexpected(ok.error());
+    }
+    if (!sp_saved) caller.set(arch_.sp, mask(cfa_ + static_cast<uint64_t>(rule_.sp_from_cfa)));
+
+    if (rule_.outermost || rule_.ra.kind == RegRule::Kind::Undefined) {
+      out.outermost = true;
+      return out;
+    }
+    auto ra = value_of(arch_.ra, rule_.ra, true);
+    if (!ra) return tl::unexpected(ra.error());
+    uint64_t pc = **ra;
+    if (rule_.ra_mangled) pc &= ~options_.pac_mask;
+    caller.set_pc(mask(pc));
+    return out;
+  }
+
+ private:
+  uint64_t mask(uint64_t v) const {
+    return arch_word_size(rule_.arch) == 4 ? (v & 0xffffffffull) : v;
+  }
+  uint64_t add(uint64_t base, int64_t off) const {
+    return mask(base + static_cast<uint64_t>(off));
+  }
+
+  std::string name(uint16_t r) const { return reg_name(rule_.arch, r); }
+
+  // SP and FP are known in every frame (SP from the CFA, FP carried or recovered), so rules
+  // based on them hold everywhere: signal trampolines, DRAP functions, frame-pointer rules.
+  // Any other register is trustworthy only where every register is (trust_all_registers).
+  bool trusted(uint16_t r) const {
+    return options_.trust_all_registers || r == arch_.sp || r == arch_.fp;
+  }
+
+  Result<uint64_t> read_word(uint64_t addr, std::string_view field) const {
+    const unsigned size = arch_word_size(rule_.arch);
+    std::array<uint8_t, 8> buf{};
+    if (!mem_.read(addr, std::span<uint8_t>(buf.data(), size)))
+      return fail(kStack, addr, field, fmt::format("cannot read {} bytes at 0x{:x}", size, addr));
+    ByteReader r(Bytes(buf.data(), size), options_.endian, kStack, addr);
+    return r.uint(size, field);
+  }
+
+  Result<uint64_t> reg_value(uint16_t r, std::string_view field) const {
+    if (auto v = regs_.get(r)) return *v;
+    return fail(kRegisters, 0, field, fmt::format("{} has no known value", name(r)));
+  }
+
+  Result<uint64_t> compute_cfa() const {
+    const CfaRule& c = rule_.cfa;
+    if (!trusted(c.reg))
+      return fail(kRegisters, 0, "cfa",
+                  fmt::format("CFA from {} is trusted only in the innermost frame", name(c.reg)));
+    auto base = reg_value(c.reg, "cfa");
+    if (!base) return base;
+    const uint64_t addr = add(*base, c.offset);
+    if (c.kind == CfaRule::Kind::RegOffset) return addr;
+    return read_word(addr, "cfa");
+  }
+
+  // The caller's value of `target` under `rule`: nullopt when the rule leaves it unknown.
+  // For the return address (`is_ra`) an unknown value is an error; for other registers a
+  // register-based rule that is not trusted here only makes the register unknown.
+  Result<std::optional<uint64_t>> value_of(uint16_t target, const RegRule& rule,
+                                           bool is_ra) const {
+    const std::string field = is_ra ? "ra" : name(target);
+    switch (rule.kind) {
+      case RegRule::Kind::Undefined: return std::nullopt;
+      case RegRule::Kind::Unchanged: {
+        auto v = regs_.get(target);
+        if (!v && is_ra) return fail(kRegisters, 0, field, fmt::format("{} has no known value", name(target)));
+        return v;
+      }
+      case RegRule::Kind::AtCfa: return read_word(add(cfa_, rule.offset), field);
+      case RegRule::Kind::ValCfa: return add(cfa_, rule.offset);
+      case RegRule::Kind::InReg:
+      case RegRule::Kind::AtReg: {
+        if (!trusted(rule.reg)) {
+          if (!is_ra) return std::nullopt;
+          return fail(kRegisters, 0, field,
+                      fmt::format("return address from {} is trusted only in the innermost frame",
+                                  name(rule.reg)));
+        }
+        auto base = regs_.get(rule.reg);
+        if (!base) {
+          if (!is_ra) return std::nullopt;
+          return fail(kRegisters, 0, field, fmt::format("{} has no known value", name(rule.reg)));
+        }
+        const uint64_t v = add(*base, rule.offset);
+        if (rule.kind == RegRule::Kind::InReg) return v;
+        return read_word(v, field);
+      }
+    }
+    return std::nullopt;
+  }
+
+  Result<void> apply(uint16_t target, const RegRule& rule, RegisterSet& caller, bool is_ra) const {
+    auto v = value_of(target, rule, is_ra);
+    if (!v) return tl::unexpected(v.error());
+    if (*v)
+      caller.set(target, mask(**v));
+    else
+      caller.forget(target);
+    return {};
+  }
+
+  const UnwindRule& rule_;
+  const RegisterSet& regs_;
+  const MemoryReader& mem_;
+  const StepOptions& options_;
+  ArchRegs arch_;
+  uint64_t cfa_ = 0;
+};
+
+}  // namespace
+
+std::span<const uint16_t> callee_saved_registers(Arch arch) {
+  switch (arch) {
+    case Arch::X86_64: return kX86_64Saved;
+    case Arch::I386: return kI386Saved;
+    case Arch::AArch64: return kAArch64Saved;
+    case Arch::S390x: return kS390xSaved;
+  }
+  return {};
+}
+
+std::optional<uint64_t> RegisterSet::sp() const { return get(sp_reg()); }
+std::optional<uint64_t> RegisterSet::fp() const { return get(fp_reg()); }
+uint16_t RegisterSet::sp_reg() const { return arch_regs(arch_).sp; }
+uint16_t RegisterSet::fp_reg() const { return arch_regs(arch_).fp; }
+uint16_t RegisterSet::ra_reg() const { return arch_regs(arch_).ra; }
+
+Result<StepResult> step(const UnwindRule& rule, const RegisterSet& regs, const MemoryReader& mem,
+                        const StepOptions& options) {
+  return Stepper(rule, regs, mem, options).run();
+}
+
+}  // namespace unwindkit

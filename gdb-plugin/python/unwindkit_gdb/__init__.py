@@ -1,0 +1,29 @@
+"""unwindkit's GDB adapter: GDB state in, the core's tables and stepper, GDB state out.
+
+install() registers the frame unwinder, the `unwindkit` commands and the objfile events
+that drop cached tables. Installing again (sourcing the file twice) replaces nothing twice.
+"""
+
+import gdb
+
+from . import commands, tables, unwinder
+
+_installed = False
+
+
+def install():
+    global _installed
+    if _installed:
+        return
+    state = tables.TableState()
+    gdb.events.new_objfile.connect(lambda _event: state.invalidate())
+    gdb.events.clear_objfiles.connect(lambda _event: state.invalidate())
+    # Cached stack memory is good until the process runs or anything writes to it; each
+    # prompt also starts afresh (a switch of inferior is a command).
+    for event in (gdb.events.stop, gdb.events.cont, gdb.events.exited,
+                  gdb.events.memory_changed, gdb.events.register_changed,
+                  gdb.events.inferior_call, gdb.events.before_prompt):
+        event.connect(lambda *_args: state.memory.flush())
+    gdb.unwinder.register_unwinder(None, unwinder.UnwindkitUnwinder(state), replace=True)
+    commands.register(state)
+    _installed = True

@@ -1,0 +1,252 @@
+"""The `unwindkit` command tree: status, sframe dump/lookup/check, bt, set/show.
+
+Each command prints what the core says; a problem prints a message (gdb.GdbError), never a
+Python traceback.
+"""
+
+import os
+
+import gdb
+
+import _unwindkit
+
+_DEFAULT_BT_LIMIT = 10000
+
+
+def _unwinder_enabled():
+    for unwinder in gdb.frame_unwinders:
+        if unwinder.name == "unwindkit":
+            return unwinder.enabled
+    return False
+
+
+def _hex(value):
+    return f"{value:#x}"
+
+
+def _describe_module(module):
+    if module.error is not None:
+        table = f"ERROR {module.error}"
+    elif module.has_sframe:
+        table = f".sframe at {_hex(module.sframe_address)}, {module.fde_count} functions"
+    else:
+        table = "no .sframe"
+    cfi = "has DWARF CFI" if module.has_cfi else "no DWARF CFI"
+    return f"{module.path}\n    bias {_hex(module.bias)}; {table}; {cfi}"
+
+
+def _format_address(pc):
+    try:
+        return gdb.format_address(pc)
+    except (gdb.error, AttributeError):
+        return _hex(pc)
+
+
+def _complete_objfile(state, text):
+    names = set()
+    for objfile in gdb.current_progspace().objfiles():
+        names.add(objfile.filename)
+        names.add(os.path.basename(objfile.filename))
+    matches = sorted(n for n in names if n.startswith(text))
+    return matches if matches else gdb.COMPLETE_FILENAME
+
+
+class _Prefix(gdb.Command):
+    def __init__(self, name, doc):
+        self.__doc__ = doc
+        super().__init__(name, gdb.COMMAND_STACK, gdb.COMPLETE_NONE, True)
+
+
+class _StatusCommand(gdb.Command):
+    """Show unwindkit's modules, their tables, frames claimed and recent errors.
+
+Usage: unwindkit status"""
+
+    def __init__(self, state):
+        super().__init__("unwindkit status", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
+        self._state = state
+
+    def invoke(self, arg, from_tty):
+        state = self._state
+        state.ensure_loaded()
+        engine = state.engine
+        enabled = "enabled" if _unwinder_enabled() else "disabled"
+        prefer = "sframe" if engine.prefer_sframe else "cfi"
+        lines = [f"unwinder unwindkit: {enabled}; prefer {prefer}"]
+        lines.append(f"modules: {len(engine.modules)}")
+        lines.extend("  " + _describe_module(m) for m in engine.modules)
+        for path, reason in state.skipped:
+            lines.append(f"  skipped {path}: {reason}")
+        lines.append(f"frames claimed: {engine.claimed}; failed: {engine.failed}")
+        errors = engine.recent_errors
+        if errors:
+            lines.append("recent errors:")
+            lines.extend("  " + e for e in errors)
+        gdb.write("\n".join(lines) + "\n")
+
+
+class _ObjfileCommand(gdb.Command):
+    """Base of the commands taking an optional OBJFILE (default: the program)."""
+
+    def __init__(self, name, state):
+        super().__init__(name, gdb.COMMAND_STACK)
+        self._state = state
+
+    def complete(self, text, word):
+        return _complete_objfile(self._state, text)
+
+    def _module(self, arg):
+        name = arg.strip() or gdb.current_progspace().filename
+        if not name:
+            raise gdb.GdbError("No program loaded; give an OBJFILE.")
+        module = self._state.find_module(name)
+        if module is None and os.path.isfile(name):
+            # A file GDB has not loaded: read it at its link-time addresses.
+            module = _unwindkit.load_module(name, 0)
+        if module is None:
+            raise gdb.GdbError(f"No objfile or file named {name}.")
+        return module
+
+
+class _DumpCommand(_ObjfileCommand):
+    """Print an objfile's .sframe section as `readelf --sframe` does.
+
+Usage: unwindkit sframe dump [OBJFILE]
+OBJFILE is a loaded objfile (path or file name) or any ELF file; default: the program."""
+
+    def __init__(self, state):
+        super().__init__("unwindkit sframe dump", state)
+
+    def invoke(self, arg, from_tty):
+        gdb.write(self._module(arg).dump())
+
+
+class _CheckCommand(_ObjfileCommand):
+    """Check an objfile's .sframe section and list every problem with its byte offset.
+
+Usage: unwindkit sframe check [OBJFILE]"""
+
+    def __init__(self, state):
+        super().__init__("unwindkit sframe check", state)
+
+    def invoke(self, arg, from_tty):
+        module = self._module(arg)
+        if not module.has_sframe:
+            gdb.write(f"{module.path}: no .sframe section\n")
+            return
+        problems = module.check()
+        if not problems:
+            gdb.write(f"{module.path}: .sframe OK\n")
+            return
+        gdb.write("".join(f"{module.path}: {p}\n" for p in problems))
+
+
+class _LookupCommand(gdb.Command):
+    """Show the SFrame rule that covers an address.
+
+Usage: unwindkit sframe lookup ADDR
+ADDR is any expression, e.g. $pc or *0x401136 or a function name."""
+
+    def __init__(self, state):
+        super().__init__("unwindkit sframe lookup", gdb.COMMAND_STACK, gdb.COMPLETE_EXPRESSION)
+        self._state = state
+
+    def invoke(self, arg, from_tty):
+        if not arg.strip():
+            raise gdb.GdbError("Usage: unwindkit sframe lookup ADDR")
+        addr = int(gdb.parse_and_eval(arg))
+        self._state.ensure_loaded()
+        module = self._state.engine.module_for(addr)
+        if module is None:
+            gdb.write(f"{_hex(addr)}: in no loaded module\n")
+            return
+        rule = module.lookup(addr)
+        if rule is None:
+            gdb.write(f"{_hex(addr)}: no SFrame row in {module.path}\n")
+        elif isinstance(rule, str):
+            gdb.write(f"{_hex(addr)}: {module.path}: {rule}\n")
+        else:
+            cfi = "GDB has DWARF CFI here" if module.has_cfi_at(addr) else "no DWARF CFI here"
+            gdb.write(f"{_hex(addr)}: {module.path}\n"
+                      f"  function [{_hex(rule.func_start)}, {_hex(rule.func_end)})\n"
+                      f"  {rule}\n  {cfi}\n")
+
+
+class _BacktraceCommand(gdb.Command):
+    """Walk the selected thread's stack with unwindkit's own walker, not GDB's frames.
+
+Usage: unwindkit bt [LIMIT]
+Starts from the thread's registers and tries DWARF CFI, then SFrame, then the frame-pointer
+chain for each frame, in the files GDB has loaded. Prints each frame's pc, CFA and the
+source that unwound it; ends with why the walk stopped."""
+
+    def __init__(self, state):
+        super().__init__("unwindkit bt", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
+        self._state = state
+
+    def invoke(self, arg, from_tty):
+        limit = int(gdb.parse_and_eval(arg)) if arg.strip() else _DEFAULT_BT_LIMIT
+        frame = gdb.newest_frame()
+        arch = _unwindkit.arch_from_gdb_name(frame.architecture().name())
+        if arch is None:
+            raise gdb.GdbError(f"unwindkit: unsupported architecture {frame.architecture().name()}")
+        pc_name, inputs, _ = _unwindkit.frame_registers(arch)
+        values = [int(frame.read_register(pc_name))]
+        values.extend(int(frame.read_register(name)) for name in inputs)
+        self._state.ensure_loaded()
+        frames, stop = self._state.engine.walk(arch, values, self._state.memory, limit)
+        for level, (pc, cfa, source, module) in enumerate(frames):
+            where = os.path.basename(module) if module else "?"
+            via = f"[{source}] cfa {_hex(cfa)}" if source and cfa is not None else ""
+            gdb.write(f"#{level:<3} {_format_address(pc)} in {where} {via}\n")
+        gdb.write(f"unwindkit bt stopped: {stop}\n")
+
+
+class _SetPreferCommand(gdb.Command):
+    """Choose which table wins where a frame has both SFrame and DWARF CFI.
+
+Usage: unwindkit set prefer cfi|sframe
+cfi (default): unwindkit claims only frames GDB has no CFI for.
+sframe: unwindkit claims every frame its SFrame tables cover."""
+
+    def __init__(self, state):
+        super().__init__("unwindkit set prefer", gdb.COMMAND_STACK)
+        self._state = state
+
+    def complete(self, text, word):
+        return [c for c in ("cfi", "sframe") if c.startswith(text)]
+
+    def invoke(self, arg, from_tty):
+        choice = arg.strip()
+        if choice not in ("cfi", "sframe"):
+            raise gdb.GdbError("Usage: unwindkit set prefer cfi|sframe")
+        self._state.engine.prefer_sframe = choice == "sframe"
+        gdb.invalidate_cached_frames()
+
+
+class _ShowPreferCommand(gdb.Command):
+    """Show which table wins where a frame has both SFrame and DWARF CFI.
+
+Usage: unwindkit show prefer"""
+
+    def __init__(self, state):
+        super().__init__("unwindkit show prefer", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
+        self._state = state
+
+    def invoke(self, arg, from_tty):
+        choice = "sframe" if self._state.engine.prefer_sframe else "cfi"
+        gdb.write(f"unwindkit prefers {choice} where a frame has both.\n")
+
+
+def register(state):
+    _Prefix("unwindkit", "unwindkit: unwind frames from SFrame tables where GDB has no CFI.")
+    _Prefix("unwindkit sframe", "Inspect SFrame tables: dump, lookup, check.")
+    _Prefix("unwindkit set", "Change unwindkit settings.")
+    _Prefix("unwindkit show", "Show unwindkit settings.")
+    _StatusCommand(state)
+    _DumpCommand(state)
+    _CheckCommand(state)
+    _LookupCommand(state)
+    _BacktraceCommand(state)
+    _SetPreferCommand(state)
+    _ShowPreferCommand(state)

@@ -1,0 +1,117 @@
+#include "pending_frame.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gdb_registers.h"
+
+namespace py = pybind11;
+
+namespace unwindkit::gdb {
+
+namespace {
+
+// How GDB names the registers of one architecture. GDB looks a register name up by string
+// comparison against every register on each call; a gdb.RegisterDescriptor (GDB 13's
+// Architecture.registers()) names it by number, so descriptors are used where GDB has them.
+struct ArchRegisters {
+  Arch arch;
+  py::dict descriptors;  // name -> gdb.RegisterDescriptor
+  py::object pc;
+  std::vector<uint16_t> inputs;
+  std::vector<py::object> input_ids;
+  std::vector<uint16_t> passed_through;
+  std::map<uint16_t, py::object> ids;  // every DWARF register a step may return
+
+  py::object id(const std::string& name) const {
+    py::str key(name);
+    return descriptors.contains(key) ? py::object(descriptors[key]) : py::object(key);
+  }
+};
+
+ArchRegisters* registers_for(const py::object& arch_object) {
+  auto arch = arch_from_gdb_name(py::str(arch_object.attr("name")()).cast<std::string>());
+  if (!arch) return nullptr;
+  auto* regs = new ArchRegisters{*arch, {}, {}, {}, {}, {}, {}};
+  if (py::hasattr(arch_object, "registers")) {
+    for (py::handle d : arch_object.attr("registers")()) regs->descriptors[d.attr("name")] = d;
+  }
+  regs->pc = regs->id(std::string(gdb_pc_name(*arch)));
+  for (uint16_t r : unwind_input_registers(*arch)) {
+    regs->inputs.push_back(r);
+    regs->input_ids.push_back(regs->id(gdb_register_name(*arch, r)));
+  }
+  regs->passed_through = gdb_passed_through_registers(*arch);
+  return regs;
+}
+
+const py::object& id_of(ArchRegisters& regs, uint16_t dwarf_reg) {
+  auto found = regs.ids.find(dwarf_reg);
+  if (found == regs.ids.end())
+    found = regs.ids.emplace(dwarf_reg, regs.id(gdb_register_name(regs.arch, dwarf_reg))).first;
+  return found->second;
+}
+
+// A register's value as the unsigned bits GDB holds (int() of a gdb.Value may be negative).
+uint64_t bits(const py::object& value) {
+  py::int_ number(value);
+  return PyLong_AsUnsignedLongLongMask(number.ptr());
+}
+
+}  // namespace
+
+py::object unwind_pending_frame(FrameEngine& engine, py::object pending_frame,
+                                const PythonMemory& memory, py::object make_frame_id) {
+  // GDB keeps one gdb.Architecture object per architecture: key our register ids by it.
+  // Never destroyed: they hold Python objects, which must not be released after GDB has
+  // finalized Python at exit.
+  static auto* by_arch_object = new py::dict();
+  py::object arch_object = pending_frame.attr("architecture")();
+  ArchRegisters* regs = nullptr;
+  if (by_arch_object->contains(arch_object)) {
+    regs = static_cast<ArchRegisters*>(
+        PyLong_AsVoidPtr((*by_arch_object)[arch_object].ptr()));
+  } else {
+    regs = registers_for(arch_object);
+    (*by_arch_object)[arch_object] = py::reinterpret_steal<py::object>(PyLong_FromVoidPtr(regs));
+  }
+  if (regs == nullptr) return py::none();
+  py::object read_register = pending_frame.attr("read_register");
+
+  RegisterSet in(regs->arch);
+  in.set_pc(bits(read_register(regs->pc)));
+  for (size_t i = 0; i < regs->inputs.size(); ++i) {
+    try {
+      in.set(regs->inputs[i], bits(read_register(regs->input_ids[i])));
+    } catch (const py::error_already_set&) {
+      // <unavailable> / <not saved> in this frame: the stepper works without it or says so.
+    }
+  }
+  auto level = pending_frame.attr("level")().cast<unsigned>();
+  FrameOutcome outcome = engine.unwind(level, in, memory);
+  auto* stepped = std::get_if<Stepped>(&outcome);
+  if (stepped == nullptr) return py::none();
+
+  const RegisterSet& caller = stepped->result.caller;
+  py::object info = pending_frame.attr("create_unwind_info")(
+      make_frame_id(stepped->result.cfa, stepped->rule.func_start));
+  py::object add = info.attr("add_saved_register");
+  py::object gdb_value = py::module_::import("gdb").attr("Value");
+  // Plain 64-bit gdb.Values: GDB takes the bytes, and every register a step recovers is a
+  // 64-bit integer or pointer.
+  add(regs->pc, gdb_value(*caller.pc()));
+  for (uint16_t r = 0; r < RegisterSet::kMaxRegs; ++r)
+    if (auto v = caller.get(r)) add(id_of(*regs, r), gdb_value(*v));
+  // Callee-saved registers the step did not recover (it was given only SP, FP and the RA
+  // register) keep their values in the caller; without this GDB would show them as
+  // <not saved> there.
+  for (uint16_t r : regs->passed_through) {
+    if (caller.known(r)) continue;
+    const py::object& id = id_of(*regs, r);
+    add(id, read_register(id));
+  }
+  return info;
+}
+
+}  // namespace unwindkit::gdb

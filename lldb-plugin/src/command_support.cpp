@@ -1,0 +1,38 @@
+// Shared pieces of the `unwindkit` subcommands (see command_support.h).
+#include "command_support.h"
+
+#include <exception>
+
+namespace unwindkit::lldb_plugin {
+
+bool Command::DoExecute(lldb::SBDebugger debugger, char** argv,
+                        lldb::SBCommandReturnObject& result) {
+  try {
+    return run(debugger, argv, result);
+  } catch (const std::exception& e) {
+    return usage_error(result, std::string("unwindkit internal error: ") + e.what());
+  }
+}
+
+std::vector<lldb::SBModule> Command::modules(lldb::SBDebugger debugger, const std::string& name) {
+  std::vector<lldb::SBModule> out;
+  lldb::SBTarget target = debugger.GetSelectedTarget();
+  for (uint32_t i = 0; i < target.GetNumModules(); ++i) {
+    lldb::SBModule module = target.GetModuleAtIndex(i);
+    lldb::SBFileSpec file = module.GetFileSpec();
+    const char* base = file.GetFilename();
+    if (name.empty() || (base && name == base) || name == file_path(file)) out.push_back(module);
+  }
+  return out;
+}
+
+bool Command::usage_error(lldb::SBCommandReturnObject& result, const std::string& message) {
+  result.SetError(message.c_str());
+  return false;
+}
+
+void Command::print(lldb::SBCommandReturnObject& result, const std::string& text) {
+  result.Printf("%s", text.c_str());
+}
+
+}  // namespace unwindkit::lldb_plugin

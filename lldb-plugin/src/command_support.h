@@ -1,0 +1,31 @@
+// Shared pieces of the `unwindkit` subcommands: the base class and module selection.
+#pragma once
+
+#include <lldb/API/LLDB.h>
+
+#include <string>
+#include <vector>
+
+#include "installer.h"
+#include "options.h"
+
+namespace unwindkit::lldb_plugin {
+
+class Command : public lldb::SBCommandPluginInterface {
+ public:
+  explicit Command(Installer& installer) : installer_(installer) {}
+  // Runs `run`; an exception becomes the command's error, never the debugger's end.
+  bool DoExecute(lldb::SBDebugger debugger, char** argv,
+                 lldb::SBCommandReturnObject& result) final;
+
+ protected:
+  virtual bool run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) = 0;
+  // Every module of the selected target whose file name or path is `name` (all when empty).
+  std::vector<lldb::SBModule> modules(lldb::SBDebugger debugger, const std::string& name);
+  static bool usage_error(lldb::SBCommandReturnObject& result, const std::string& message);
+  static void print(lldb::SBCommandReturnObject& result, const std::string& text);
+
+  Installer& installer_;
+};
+
+}  // namespace unwindkit::lldb_plugin

@@ -1,0 +1,94 @@
+// Side-file installation (see installer.h).
+#include "installer.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <vector>
+
+namespace unwindkit::lldb_plugin {
+namespace {
+
+std::filesystem::path default_cache_dir() {
+  if (const char* dir = std::getenv("UNWINDKIT_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "unwindkit" / "lldb";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".cache" / "unwindkit" / "lldb";
+  return std::filesystem::temp_directory_path() / fmt::format("unwindkit-lldb-{}", ::getuid());
+}
+
+}  // namespace
+
+std::string module_key(lldb::SBModule module) {
+  if (const char* uuid = module.GetUUIDString(); uuid && *uuid) return uuid;
+  return file_path(module.GetFileSpec());
+}
+
+Installer::Installer(lldb::SBDebugger debugger)
+    : debugger_(debugger), cache_dir_(default_cache_dir()) {}
+
+ModuleState& Installer::state(lldb::SBModule module) {
+  std::string key = module_key(module);
+  auto it = modules_.find(key);
+  if (it == modules_.end()) it = modules_.emplace(key, ModuleState{read_module_tables(module), {}, {}}).first;
+  return it->second;
+}
+
+void Installer::sync_all() {
+  for (uint32_t i = 0; i < debugger_.GetNumTargets(); ++i) sync(debugger_.GetTargetAtIndex(i));
+}
+
+void Installer::sync(lldb::SBTarget target) {
+  if (!target.IsValid()) return;
+  const lldb::user_id_t id = target.GetGloballyUniqueID();
+  std::vector<lldb::SBModule> pending;
+  for (uint32_t i = 0; i < target.GetNumModules(); ++i) {
+    lldb::SBModule module = target.GetModuleAtIndex(i);
+    auto it = installed_.find({id, module_key(module)});
+    if (it == installed_.end() || it->second != enabled_) pending.push_back(module);
+  }
+  if (pending.empty()) return;
+  // Reading and converting a large table takes a moment: say so in LLDB's progress display.
+  lldb::SBProgress progress("unwindkit: loading unwind tables", "", pending.size(), debugger_);
+  for (lldb::SBModule module : pending) {
+    const char* name = module.GetFileSpec().GetFilename();
+    progress.Increment(1, name ? name : "");
+    ModuleState& st = state(module);
+    auto key = std::make_pair(id, module_key(module));
+    bool had_cfi = installed_.contains(key) && installed_[key];
+    installed_[key] = enabled_;
+    if (!usable(st.tables)) continue;
+    if (!enabled_ && !had_cfi) continue;  // never given ours: LLDB's own state already
+    install(target, module, st);
+  }
+}
+
+void Installer::install(lldb::SBTarget target, lldb::SBModule module, ModuleState& st) {
+  auto file = side_file_for(module, st.tables, cache_dir_, enabled_);
+  if (!file) {
+    st.install_error = file.error().to_string();
+    return;
+  }
+  lldb::SBCommandInterpreter interpreter = debugger_.GetCommandInterpreter();
+  lldb::SBTarget previous = debugger_.GetSelectedTarget();
+  debugger_.SetSelectedTarget(target);
+  lldb::SBCommandReturnObject result;
+  interpreter.HandleCommand(fmt::format("target symbols add \"{}\"", file->string()).c_str(),
+                            result, false);
+  if (previous.IsValid()) debugger_.SetSelectedTarget(previous);
+  if (result.Succeeded()) {
+    st.side_file = *file;
+    st.install_error.clear();
+  } else {
+    st.install_error = result.GetError() ? result.GetError() : "target symbols add failed";
+  }
+}
+
+void Installer::set_enabled(bool enabled) {
+  enabled_ = enabled;
+  sync_all();
+}
+
+}  // namespace unwindkit::lldb_plugin

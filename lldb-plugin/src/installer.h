@@ -1,0 +1,54 @@
+// Installs unwindkit's unwinding into LLDB: for every module of a target that has SFrame,
+// a side file (module_tables.h) is added with `target symbols add`, so LLDB's own unwinder
+// gets full plans for bt, frame select, register read, up/down. `disable` swaps in the same
+// file without CFI, handing the module back to LLDB's own analysis; `enable` swaps back.
+#pragma once
+
+#include <lldb/API/LLDB.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "module_tables.h"
+
+namespace unwindkit::lldb_plugin {
+
+struct ModuleState {
+  ModuleTables tables;
+  std::optional<std::filesystem::path> side_file;  // the one currently added to LLDB
+  std::string install_error;
+};
+
+class Installer {
+ public:
+  explicit Installer(lldb::SBDebugger debugger);
+
+  // Looks at every module of `target` it has not seen and installs what it can. Cheap when
+  // nothing is new: called before every command that walks stacks.
+  void sync(lldb::SBTarget target);
+  void sync_all();
+  void set_enabled(bool enabled);
+  bool enabled() const { return enabled_; }
+
+  // Tables of a module, read on first use. Keyed by build-id (else path).
+  ModuleState& state(lldb::SBModule module);
+  const std::map<std::string, ModuleState>& modules() const { return modules_; }
+  const std::filesystem::path& cache_dir() const { return cache_dir_; }
+
+ private:
+  void install(lldb::SBTarget target, lldb::SBModule module, ModuleState& state);
+
+  lldb::SBDebugger debugger_;
+  std::filesystem::path cache_dir_;
+  bool enabled_ = true;
+  std::map<std::string, ModuleState> modules_;
+  // What each (target id, module key) has been given: true = the file with CFI, false = the
+  // plain one. Modules without SFrame are recorded too, so they are looked at once.
+  std::map<std::pair<lldb::user_id_t, std::string>, bool> installed_;
+};
+
+std::string module_key(lldb::SBModule module);
+
+}  // namespace unwindkit::lldb_plugin

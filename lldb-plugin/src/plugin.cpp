@@ -1,0 +1,60 @@
+// Entry point for `plugin load libunwindkit-lldb.so`.
+//
+// liblldb exports only the SB API, so there is no unwinder plug-in point. Instead every module
+// with SFrame gets a side file stating its rules as .debug_frame (installer.h), which LLDB's
+// own unwinder then uses in every frame. Side files are installed synchronously before any
+// command that unwinds runs (command override callbacks: LLDB 22 calls them before the
+// command, on the command's thread), so a core's or a live process's modules are covered
+// whenever a stack is looked at, with no thread racing the command interpreter.
+#include <lldb/API/LLDB.h>
+
+#include <array>
+#include <exception>
+
+#include "commands.h"
+#include "installer.h"
+
+namespace unwindkit::lldb_plugin {
+namespace {
+
+// Commands that unwind (aliases such as bt, up, down, f, finish, next and step expand to
+// these). Stepping needs the caller's frame too.
+constexpr std::array kUnwindingCommands = {
+    "thread backtrace", "thread list",      "thread select",   "thread info",
+    "frame select",     "frame info",       "frame variable",  "register read",
+    "process status",   "disassemble",      "thread step-over", "thread step-in",
+    "thread step-out",  "thread step-inst", "thread step-inst-over", "thread until",
+    "thread return",
+};
+
+bool before_unwinding_command(void* baton, const char**) {
+  auto* installer = static_cast<Installer*>(baton);
+  // Never let a failure here take the debugger down: the command runs either way.
+  try {
+    installer->sync_all();
+  } catch (const std::exception&) {
+  }
+  return false;  // not handled: LLDB runs the command itself
+}
+
+}  // namespace
+}  // namespace unwindkit::lldb_plugin
+
+namespace lldb {
+
+// Called by `plugin load`, once per debugger.
+bool PluginInitialize(SBDebugger debugger) {
+  using namespace unwindkit::lldb_plugin;
+  try {
+    auto* installer = new Installer(debugger);  // lives as long as the process: LLDB never unloads
+    register_commands(debugger, *installer);
+    SBCommandInterpreter interpreter = debugger.GetCommandInterpreter();
+    for (const char* command : kUnwindingCommands)
+      interpreter.SetCommandOverrideCallback(command, before_unwinding_command, installer);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace lldb

@@ -1,0 +1,58 @@
+// `unwindkit status`, `unwindkit enable`, `unwindkit disable`.
+#include "status_commands.h"
+
+#include <fmt/format.h>
+
+namespace unwindkit::lldb_plugin {
+
+bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) {
+  ParsedArgs args = parse_args(argv, {});
+  if (!args.error.empty() || !args.positional.empty())
+    return usage_error(result, args.error.empty() ? "status takes no arguments" : args.error);
+  installer_.sync(debugger.GetSelectedTarget());
+  std::string out = fmt::format("unwindkit {}; side files in {}\n",
+                                installer_.enabled() ? "enabled" : "disabled",
+                                installer_.cache_dir().string());
+  for (lldb::SBModule module : modules(debugger, "")) {
+    const ModuleState& st = installer_.state(module);
+    const ModuleTables& t = st.tables;
+    if (!t.has_sframe) continue;
+    out += fmt::format("{}\n  build-id {}\n", t.path, t.build_id.empty() ? "(none)" : t.build_id);
+    if (t.error) {
+      out += fmt::format("  .sframe at 0x{:x} ({} bytes): error: {}\n", t.sframe_address,
+                         t.sframe_size, t.error->to_string());
+    } else if (t.sframe) {
+      size_t rows = 0;
+      for (const auto& fde : t.sframe->fdes) rows += fde.fres.size();
+      out += fmt::format("  .sframe at 0x{:x} ({} bytes): version {}, {} functions, {} rows\n",
+                         t.sframe_address, t.sframe_size, t.sframe->header.version,
+                         t.sframe->fdes.size(), rows);
+    }
+    for (const Error& e : t.problems) out += fmt::format("  problem: {}\n", e.to_string());
+    if (!usable(t))
+      out += "  not installed: LLDB unwinds this module on its own\n";
+    else if (!st.install_error.empty())
+      out += fmt::format("  not installed: {}\n", st.install_error);
+    else if (st.side_file)
+      out += fmt::format("  side file: {}{}\n", st.side_file->string(),
+                         installer_.enabled() ? "" : " (disabled: no CFI, no names)");
+  }
+  for (lldb::SBModule module : modules(debugger, "")) {
+    const ModuleTables& t = installer_.state(module).tables;
+    if (!t.has_sframe) out += fmt::format("{}: no .sframe\n", t.path);
+  }
+  print(result, out);
+  return true;
+}
+
+bool SwitchCommand::run(lldb::SBDebugger, char** argv, lldb::SBCommandReturnObject& result) {
+  ParsedArgs args = parse_args(argv, {});
+  if (!args.error.empty() || !args.positional.empty())
+    return usage_error(result, args.error.empty() ? "takes no arguments" : args.error);
+  installer_.set_enabled(enable_);
+  print(result, enable_ ? "unwindkit enabled: LLDB unwinds with the SFrame rules\n"
+                        : "unwindkit disabled: LLDB unwinds on its own\n");
+  return true;
+}
+
+}  // namespace unwindkit::lldb_plugin

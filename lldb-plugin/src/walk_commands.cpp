@@ -1,0 +1,101 @@
+// `unwindkit bt` and `unwindkit regs` (see walk_commands.h).
+#include "walk_commands.h"
+
+#include <fmt/format.h>
+
+#include "walk.h"
+
+namespace unwindkit::lldb_plugin {
+namespace {
+
+constexpr OptionSpec kThreadOption{'t', "thread", true};
+constexpr OptionSpec kBtOptions[] = {kThreadOption, {'c', "count", true}};
+constexpr OptionSpec kRegsOptions[] = {kThreadOption};
+constexpr size_t kDefaultMaxFrames = 100000;
+
+// The thread named by -t (LLDB's thread index, as in `thread list`), else the selected one.
+bool pick_thread(lldb::SBDebugger debugger, const ParsedArgs& args, lldb::SBThread& thread,
+                 std::string& error) {
+  lldb::SBProcess process = debugger.GetSelectedTarget().GetProcess();
+  if (!process.IsValid()) {
+    error = "no process: load a core or run the program first";
+    return false;
+  }
+  if (!args.has("thread")) {
+    thread = process.GetSelectedThread();
+    return true;
+  }
+  uint64_t index = 0;
+  if (!parse_number(args.get("thread"), index)) {
+    error = "bad thread index '" + args.get("thread") + "'";
+    return false;
+  }
+  thread = process.GetThreadByIndexID(static_cast<uint32_t>(index));
+  if (!thread.IsValid()) error = fmt::format("no thread with index {}", index);
+  return thread.IsValid();
+}
+
+std::string describe_frame(lldb::SBTarget target, size_t n, const WalkFrame& frame) {
+  uint64_t pc = frame.regs.pc().value_or(0);
+  lldb::SBAddress address = target.ResolveLoadAddress(n == 0 ? pc : pc - 1);
+  lldb::SBSymbol symbol = address.GetSymbol();
+  std::string where = frame.module;
+  if (symbol.IsValid() && symbol.GetName()) {
+    uint64_t start = symbol.GetStartAddress().GetLoadAddress(target);
+    where += fmt::format("`{} + {}", symbol.GetName(), pc - start);
+  }
+  std::string how = frame.rule ? fmt::format("{}: {}", source_name(frame.rule->source),
+                                             describe(*frame.rule))
+                               : "lldb: its own unwinder (no SFrame here)";
+  return fmt::format("  frame #{}: 0x{:016x} {} [{}]\n", n, pc, where, how);
+}
+
+}  // namespace
+
+bool BacktraceCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) {
+  ParsedArgs args = parse_args(argv, kBtOptions);
+  if (!args.error.empty() || !args.positional.empty())
+    return usage_error(result, args.error.empty() ? "unexpected argument" : args.error);
+  uint64_t count = kDefaultMaxFrames;
+  if (args.has("count") && !parse_number(args.get("count"), count))
+    return usage_error(result, "bad frame count '" + args.get("count") + "'");
+  lldb::SBThread thread;
+  std::string error;
+  if (!pick_thread(debugger, args, thread, error)) return usage_error(result, error);
+  installer_.sync(thread.GetProcess().GetTarget());  // LLDB's frames are our fallback
+  Walk walk = walk_thread(installer_, thread, count);
+  lldb::SBTarget target = thread.GetProcess().GetTarget();
+  std::string out = fmt::format("* thread #{} (unwindkit)\n", thread.GetIndexID());
+  for (size_t i = 0; i < walk.frames.size(); ++i) out += describe_frame(target, i, walk.frames[i]);
+  out += fmt::format("  end: {}\n", walk.end);
+  print(result, out);
+  return true;
+}
+
+bool RegistersCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) {
+  ParsedArgs args = parse_args(argv, kRegsOptions);
+  uint64_t n = 0;
+  if (!args.error.empty() || args.positional.size() != 1 || !parse_number(args.positional[0], n))
+    return usage_error(result, args.error.empty() ? "expected a frame number" : args.error);
+  lldb::SBThread thread;
+  std::string error;
+  if (!pick_thread(debugger, args, thread, error)) return usage_error(result, error);
+  installer_.sync(thread.GetProcess().GetTarget());
+  Walk walk = walk_thread(installer_, thread, n + 1);
+  if (walk.frames.size() <= n)
+    return usage_error(result, fmt::format("the walk has {} frames ({})", walk.frames.size(),
+                                           walk.end));
+  const RegisterSet& regs = walk.frames[n].regs;
+  std::string out = fmt::format("frame #{} (unwindkit):\n", n);
+  // x86_64's return-address column is rip itself: printed once, as the pc.
+  const bool x86_64 = regs.arch() == Arch::X86_64;
+  for (uint16_t r = 0; r < general_register_count(regs.arch()); ++r) {
+    if (x86_64 && r == reg::x86_64::rip) continue;
+    if (auto v = regs.get(r)) out += fmt::format("  {:>6} = 0x{:016x}\n", reg_name(regs.arch(), r), *v);
+  }
+  out += fmt::format("  {:>6} = 0x{:016x}\n", x86_64 ? "rip" : "pc", regs.pc().value_or(0));
+  print(result, out);
+  return true;
+}
+
+}  // namespace unwindkit::lldb_plugin

@@ -1,0 +1,112 @@
+#!/usr/bin/python3.11
+"""LLDB plugin with a corrupt .sframe (x86_64): the program keeps its .eh_frame, so LLDB can
+unwind it on its own. For each corruption, with the plugin loaded LLDB must not crash, `bt`
+at a breakpoint must equal LLDB's own `bt` without the plugin (the bad table is not handed
+to LLDB), and `unwindkit status` must name the problem at the corrupted byte's offset inside
+.sframe (located with `readelf -S`, a reference tool)."""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lldb_plugin import Lldb, threads  # noqa: E402
+from truth.tools import Skip, need, run  # noqa: E402
+
+PROGRAM = r"""
+#include <stdio.h>
+#define NOINLINE __attribute__((noinline))
+volatile long sink;
+NOINLINE long leaf(long x) { sink = x; return x * 3; }
+NOINLINE long mid(long x) { return leaf(x + 1) + 1; }
+NOINLINE long top(long x) { return mid(x + 2) * 2; }
+int main(int argc, char **argv) { (void)argv; printf("%ld\n", top(argc)); return 0; }
+"""
+SFRAME_HEADER_SIZE = 28  # binutils sframe.h: sframe_header
+FDE_SIZE_FIELD = 4       # sframe_func_desc_entry: i32 start address, then u32 size
+
+
+def section(exe, name):
+    """(file offset, size) of a section, from `readelf -SW`."""
+    for line in run([need("readelf"), "-SW", exe]).stdout.splitlines():
+        parts = line.replace("[ ", "[").split()
+        if len(parts) > 6 and parts[1] == name:
+            return int(parts[4], 16), int(parts[5], 16)
+    raise AssertionError(f"no {name} in {exe}")
+
+
+def nm_address(exe, symbol):
+    for line in run([need("nm"), exe]).stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == symbol:
+            return int(parts[0], 16)
+    raise AssertionError(f"nm found no {symbol}")
+
+
+def corrupt(src_exe, dst_exe, offset, data):
+    with open(src_exe, "rb") as f:
+        image = bytearray(f.read())
+    image[offset:offset + len(data)] = data
+    with open(dst_exe, "wb") as f:
+        f.write(image)
+    os.chmod(dst_exe, 0o755)
+
+
+def main():
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-bad-") as work:
+        src = os.path.join(work, "bad.c")
+        with open(src, "w") as f:
+            f.write(PROGRAM)
+        good = os.path.join(work, "good")
+        run([need("gcc"), "-O2", "-Wa,--gsframe", src, "-o", good])
+        sframe_offset, _ = section(good, ".sframe")
+        with open(good, "rb") as f:
+            f.seek(sframe_offset + 7)
+            auxhdr_len = f.read(1)[0]
+            f.seek(sframe_offset + 16)
+            fdeoff = int.from_bytes(f.read(4), "little")
+        fde_size = SFRAME_HEADER_SIZE + auxhdr_len + fdeoff + FDE_SIZE_FIELD
+        corruptions = [
+            ("unknown version", 2, b"\x7f"),
+            ("first function 1 GiB long", fde_size, (1 << 30).to_bytes(4, "little")),
+        ]
+        bp = nm_address(good, "leaf")
+        commands = [f"breakpoint set -s prog -a {bp:#x}", "process launch -X false", "bt",
+                    "unwindkit status"]
+        for what, offset, data in corruptions:
+            d = os.path.join(work, f"case{offset}")
+            os.makedirs(d)
+            exe = os.path.join(d, "prog")
+            corrupt(good, exe, sframe_offset + offset, data)
+            try:
+                native = Lldb(plugin=False).run(commands[:3], exe)
+                ours = Lldb(plugin=True).run(commands, exe)
+            except AssertionError as e:
+                problems.append(f"{what}: {e}")
+                continue
+            want = threads(native)[-1:]
+            got = threads(ours.split("unwindkit status")[0])[-1:]
+            if not want or len(want[0]) < 4:
+                problems.append(f"{what}: LLDB alone did not unwind: {want}")
+            elif got != want:
+                problems.append(f"{what}: bt with the plugin {got} differs from LLDB's {want}")
+            status = ours.split("unwindkit status", 1)[-1]
+            if f".sframe+0x{offset:x}:" not in status:
+                problems.append(f"{what}: status does not name .sframe+0x{offset:x}:\n{status}")
+            else:
+                print(f"ok   {what}: no crash, LLDB's bt kept, status names .sframe+0x{offset:x}")
+    for p in problems:
+        print("FAIL", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Skip as e:
+        print(f"SKIP: {e}")
+        sys.exit(0)
+    except subprocess.TimeoutExpired as e:
+        print(f"FAIL: timed out: {e}")
+        sys.exit(1)

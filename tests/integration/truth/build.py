@@ -1,0 +1,126 @@
+"""Building a program's intact and stripped twins.
+
+x86_64: one link with `-Wa,--gsframe`, then the stripped copy is
+`strip --strip-all -R .eh_frame -R .eh_frame_hdr` of it (.sframe kept).
+AArch64: static links (qemu's cores carry no NT_FILE); the stripped twin is linked from the
+program's own objects with .eh_frame removed (`objcopy -R .eh_frame`), so libc keeps its CFI,
+then `strip --strip-all`.
+Both twins live in sibling folders with names of the same length ("intact", "stripd") and
+run as `./prog`, so their stacks and mappings are laid out identically.
+"""
+import dataclasses
+import os
+import shutil
+
+from .tools import Skip, need, run
+
+
+@dataclasses.dataclass(frozen=True)
+class Arch:
+    name: str
+    cc: str
+    cxx: str
+    gdb: str
+    static: bool
+    runner: tuple  # command prefix that runs a program of this architecture
+
+
+X86_64 = Arch("x86_64", "gcc", "g++", "gdb", False, ())
+AARCH64 = Arch("aarch64", "aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "gdb-multiarch",
+               True, ("qemu-aarch64",))
+
+
+@dataclasses.dataclass
+class Build:
+    dir: str
+    exe: str  # absolute path of the program
+    libs: list  # absolute paths of our shared libraries next to it
+    search_dirs: list = dataclasses.field(default_factory=list)  # where to find named files
+
+
+@dataclasses.dataclass
+class Pair:
+    name: str
+    arch: Arch
+    intact: Build
+    stripped: Build
+
+
+def _compile_objects(arch, case, src_dir, out_dir):
+    objs = []
+    for src in case.sources:
+        compiler = arch.cxx if src.endswith(".cpp") else arch.cc
+        obj = os.path.join(out_dir, os.path.splitext(src)[0] + ".o")
+        run([need(compiler), "-c", *case.cflags, "-Wa,--gsframe", os.path.join(src_dir, src),
+             "-o", obj])
+        objs.append(obj)
+    return objs
+
+
+def _link(arch, case, objs, out_dir, lib_objs):
+    linker = arch.cxx if any(s.endswith(".cpp") for s in case.sources) else arch.cc
+    libs = []
+    extra = []
+    if lib_objs:
+        lib = os.path.join(out_dir, "libcrashlib.so")
+        run([need(arch.cc), "-shared", *lib_objs, "-o", lib])
+        libs.append(lib)
+        extra = ["-L", out_dir, "-lcrashlib", "-Wl,-rpath,$ORIGIN"]
+    exe = os.path.join(out_dir, "prog")
+    static = ["-static"] if arch.static else []
+    run([need(linker), *static, *objs, *extra, "-pthread", "-o", exe])
+    return Build(out_dir, exe, libs)
+
+
+def build_pair(case, arch, workdir, src_dir):
+    """Builds `case` for `arch` under workdir/<case>/{intact,stripd}; returns the Pair."""
+    if case.lib_sources and arch.static:
+        raise Skip("a shared library needs a dynamic link; AArch64 cases are static for qemu")
+    base = os.path.join(workdir, arch.name, case.name)
+    shutil.rmtree(base, ignore_errors=True)
+    intact_dir, stripped_dir = os.path.join(base, "intact"), os.path.join(base, "stripd")
+    os.makedirs(intact_dir)
+    os.makedirs(stripped_dir)
+
+    def lib_objects(out_dir):
+        objs = []
+        for src in case.lib_sources:
+            obj = os.path.join(out_dir, os.path.splitext(src)[0] + ".o")
+            run([need(arch.cc), "-c", "-fPIC", *case.lib_cflags, "-Wa,--gsframe",
+                 os.path.join(src_dir, src), "-o", obj])
+            objs.append(obj)
+        return objs
+
+    objs = _compile_objects(arch, case, src_dir, intact_dir)
+    intact = _link(arch, case, objs, intact_dir, lib_objects(intact_dir))
+    if arch.static:
+        prefix = arch.cc[: -len("gcc")]
+        bare = []
+        for o in objs:
+            out = os.path.join(stripped_dir, os.path.basename(o))
+            drop = [] if case.keep_eh_frame else ["-R", ".eh_frame"]
+            run([need(prefix + "objcopy"), *drop, o, out])
+            bare.append(out)
+        stripped = _link(arch, case, bare, stripped_dir, [])
+        run([need(prefix + "strip"), "--strip-all", stripped.exe])
+    else:
+        stripped = Build(stripped_dir, os.path.join(stripped_dir, "prog"),
+                         [os.path.join(stripped_dir, os.path.basename(l)) for l in intact.libs])
+        drop = [] if case.keep_eh_frame else ["-R", ".eh_frame", "-R", ".eh_frame_hdr"]
+        for src, dst in [(intact.exe, stripped.exe), *zip(intact.libs, stripped.libs)]:
+            run([need("strip"), "--strip-all", *drop, src, "-o", dst])
+    return Pair(case.name, arch, intact, stripped)
+
+
+def fixture_pair(shared_dir, arch):
+    """The shared fixture sframe-v2-<arch> as a Pair (its cores are given, not made). Its cores
+    name its libraries under the folder it was made in, so every tool is pointed at the
+    fixture's folders by file name (Build.search_dirs)."""
+    base = os.path.join(shared_dir, "fixtures", f"sframe-v2-{arch.name}")
+
+    def side(sub):
+        d = os.path.join(base, sub)
+        libs = [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".so")]
+        return Build(d, os.path.join(d, "prog"), libs, [d])
+
+    return Pair(f"fixture sframe-v2-{arch.name}", arch, side("intact"), side("stripped"))

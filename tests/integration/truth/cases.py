@@ -1,0 +1,39 @@
+"""The test programs (tests/programs/) and how each is built."""
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    sources: tuple
+    cflags: tuple = ("-O2",)
+    lib_sources: tuple = ()
+    lib_cflags: tuple = ("-O2", "-fomit-frame-pointer")
+    archs: tuple = ("x86_64", "aarch64")
+    timeout: int = 300  # seconds for each debugger run
+    # Architectures where the case cannot give a truth, and why (printed as the skip reason).
+    no_truth: tuple = ()
+    # Keep .eh_frame in the stripped twin (symbols still go): a program that throws C++
+    # exceptions needs it at run time, or libgcc finds no handler and the stripped twin
+    # crashes in another state (std::terminate straight from __cxa_throw).
+    keep_eh_frame: bool = False
+
+
+CASES = [
+    Case("opt_mix", ("opt_mix.c",)),
+    Case("omit_fp", ("omit_fp.c",), ("-O2", "-fomit-frame-pointer")),
+    Case("deep_recursion", ("deep_recursion.c",), ("-O2", "-fomit-frame-pointer")),
+    Case("realign", ("realign.c",)),
+    Case("plt_libc", ("plt_libc.c",)),
+    Case("shared_lib", ("shared_lib.c",), lib_sources=("crashlib.c",)),
+    Case("threads", ("threads.c",), ("-O2", "-pthread")),
+    Case("cxx_terminate", ("cxx_terminate.cpp",), keep_eh_frame=True),
+    Case("signal_handler", ("signal_handler.c",), no_truth=(
+        ("aarch64", "gdb-multiarch 13 never finishes unwinding through qemu's sigreturn "
+                    "trampoline (mov x8, #139; svc #0 in the core at 0x5500801000): even "
+                    "`bt 20` hangs, so there is no truth for this core"),)),
+]
+
+
+def cases_for(arch_name):
+    return [c for c in CASES if arch_name in c.archs]

@@ -1,0 +1,131 @@
+// The CFI writer's output, read back by reference tools (readelf and llvm-dwarfdump-22),
+// must state the rules it was given. The expected text is written by hand from the input
+// rules below, in each tool's notation.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "unwindkit/dwarf/cfi_writer.h"
+#include "unwindkit/elf/side_file.h"
+
+namespace unwindkit {
+namespace {
+
+namespace x64 = reg::x86_64;
+
+std::string run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+UnwindRule rule(CfaRule cfa, RegRule ra, RegRule fp, std::vector<SavedReg> saved = {}) {
+  UnwindRule r;
+  r.cfa = cfa;
+  r.ra = ra;
+  r.fp = fp;
+  r.saved = std::move(saved);
+  r.outermost = ra.kind == RegRule::Kind::Undefined;
+  return r;
+}
+
+constexpr CfaRule sp(int64_t off) { return {CfaRule::Kind::RegOffset, x64::rsp, off}; }
+
+// Three functions covering every rule kind the writer states.
+std::vector<dwarf::CfiFunction> functions() {
+  const RegRule ra = RegRule::at_cfa(-8);
+  return {
+      // A frame-pointer function: push rbp; mov rbp, rsp; ...
+      {0x1000, 0x1020,
+       {{0x1000, rule(sp(8), ra, RegRule::unchanged())},
+        {0x1001, rule(sp(16), ra, RegRule::at_cfa(-16))},
+        {0x1004, rule({CfaRule::Kind::RegOffset, x64::rbp, 16}, ra, RegRule::at_cfa(-16))},
+        {0x101f, rule(sp(8), ra, RegRule::unchanged())}}},
+      // The outermost frame: return address undefined.
+      {0x1020, 0x1030, {{0x1020, rule(sp(8), RegRule::undefined(), RegRule::unchanged())}}},
+      // A dereferenced CFA, saved registers in every form, and a long advance (0x90 bytes).
+      {0x1030, 0x1100,
+       {{0x1030, rule(sp(8), ra, RegRule::unchanged())},
+        {0x10c0,
+         rule({CfaRule::Kind::DerefRegOffset, x64::rsp, 16}, ra, RegRule::at_reg(x64::rbx, 8),
+              {{x64::r12, RegRule::val_cfa(-32)},
+               {x64::r13, RegRule::in_reg(x64::r14)},
+               {x64::r15, RegRule::at_cfa(-44)}})}}},
+  };
+}
+
+class CfiWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto fns = functions();
+    elf::SideFileSpec spec;
+    spec.machine = 62;  // EM_X86_64
+    spec.type = 3;      // ET_DYN
+    spec.build_id = std::vector<uint8_t>(20, 0xab);  // readelf wants a full-size build-id
+    spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, 0x1000, 0x100, 16}};
+    spec.debug_frame = dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8});
+    auto bytes = elf::write_side_file(spec);
+    path_ = std::filesystem::temp_directory_path() /
+            ("unwindkit-cfi-writer-" + std::to_string(::getpid()) + ".debug");
+    std::ofstream(path_, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  std::filesystem::path path_;
+};
+
+// readelf's interpretation (--debug-dump=frames-interp): one table per FDE.
+TEST_F(CfiWriterTest, ReadelfInterpretsTheRulesGiven) {
+  std::string out = run("readelf --debug-dump=frames-interp " + path_.string() + " 2>&1");
+  ASSERT_EQ(out.find("Warning"), std::string::npos) << out;
+  ASSERT_EQ(out.find("rror"), std::string::npos) << out;
+  const char* expected[] = {
+      // function 1
+      "pc=0000000000001000..0000000000001020\n"
+      "   LOC           CFA      rbp   ra    \n"
+      "0000000000001000 rsp+8    s     c-8   \n"
+      "0000000000001001 rsp+16   c-16  c-8   \n"
+      "0000000000001004 rbp+16   c-16  c-8   \n"
+      "000000000000101f rsp+8    s     c-8   \n",
+      // function 2
+      "pc=0000000000001020..0000000000001030\n"
+      "   LOC           CFA      rbp   ra    \n"
+      "0000000000001020 rsp+8    s     u     \n",
+      // function 3
+      "pc=0000000000001030..0000000000001100\n"
+      "   LOC           CFA      rbp   r12   r13   r15   ra    \n"
+      "0000000000001030 rsp+8    s     u     u     u     c-8   \n"
+      "00000000000010c0 exp      exp   v-32  r14 (r14) exp   c-8   \n",
+  };
+  for (const char* table : expected) EXPECT_NE(out.find(table), std::string::npos) << table << "\n---\n" << out;
+}
+
+// llvm-dwarfdump's interpretation spells out the expressions readelf's table shows as "exp":
+// function 3's second row must be exactly the rule given.
+TEST_F(CfiWriterTest, DwarfdumpInterpretsTheRulesGiven) {
+  std::string out = run("llvm-dwarfdump-22 --debug-frame " + path_.string() + " 2>&1");
+  ASSERT_EQ(out.find("error"), std::string::npos) << out;
+  const char* expected[] = {
+      "0x1000: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
+      "0x1001: CFA=RSP+16: RBP=[CFA-16], RIP=[CFA-8]\n",
+      "0x1004: CFA=RBP+16: RBP=[CFA-16], RIP=[CFA-8]\n",
+      "0x101f: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
+      "0x1020: CFA=RSP+8: RBP=same, RIP=undefined\n",
+      "0x1030: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
+      "0x10c0: CFA=DW_OP_breg7 RSP+16, DW_OP_deref: RBP=[DW_OP_breg3 RBX+8], R12=CFA-32, "
+      "R13=R14, R15=[DW_OP_consts -44, DW_OP_plus], RIP=[CFA-8]\n",
+  };
+  for (const char* line : expected) EXPECT_NE(out.find(line), std::string::npos) << line << "\n---\n" << out;
+}
+
+}  // namespace
+}  // namespace unwindkit
