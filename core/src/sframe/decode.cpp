@@ -26,21 +26,21 @@ Result<Section> decode(Bytes bytes, uint64_t section_address) {
   if (!header) return tl::unexpected(header.error());
   const Header& h = *header;
   if (h.version < kVersion1 || h.version > kVersion3)
-    return r.error_at(2, "sfp_version", fmt::format("unknown version {}", h.version));
+    return r.error_at(kOffVersion, "sfp_version", fmt::format("unknown version {}", h.version));
   if (!known_abi(h.abi_arch))
-    return r.error_at(4, "sfh_abi_arch", fmt::format("unknown ABI {}", h.abi_arch));
+    return r.error_at(kOffAbiArch, "sfh_abi_arch", fmt::format("unknown ABI {}", h.abi_arch));
   if (kHeaderSize + h.auxhdr_len > bytes.size())
-    return r.error_at(7, "sfh_auxhdr_len",
+    return r.error_at(kOffAuxHdrLen, "sfh_auxhdr_len",
                       fmt::format("aux header of {} bytes runs past the section end",
                                   h.auxhdr_len));
 
   const uint64_t fde_bytes = uint64_t{h.num_fdes} * detail::fde_size(h.version);
   if (h.fde_subsection() > bytes.size() || fde_bytes > bytes.size() - h.fde_subsection())
-    return r.error_at(12, "sfh_num_fdes",
+    return r.error_at(kOffNumFdes, "sfh_num_fdes",
                       fmt::format("{} FDEs at sfh_fdeoff {:#x} run past the section end",
                                   h.num_fdes, h.fdeoff));
   if (h.fre_subsection() > bytes.size() || h.fre_len > bytes.size() - h.fre_subsection())
-    return r.error_at(20, "sfh_fre_len",
+    return r.error_at(kOffFreLen, "sfh_fre_len",
                       fmt::format("{} bytes of FREs at sfh_freoff {:#x} run past the section end",
                                   h.fre_len, h.freoff));
   auto fres = r.sub(static_cast<size_t>(h.fre_subsection()), h.fre_len, "sfh_freoff");

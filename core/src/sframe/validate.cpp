@@ -12,10 +12,6 @@ namespace unwindkit::sframe {
 
 namespace {
 
-// Header byte offsets, for errors about a header field.
-constexpr uint64_t kOffVersion = 2, kOffFlags = 3, kOffAbi = 4, kOffAuxLen = 7, kOffNumFdes = 8,
-                   kOffNumFres = 12, kOffFreLen = 16, kOffFdeOff = 20, kOffFreOff = 24;
-
 class Checker {
  public:
   Checker(Bytes bytes, uint64_t address, const std::vector<AddressRange>& text)
@@ -61,14 +57,14 @@ class Checker {
               fmt::format("unknown flags {:#04x} for version {}", h.flags & ~known_flags(),
                           h.version));
     if (h.abi_arch < kAbiAArch64Big || h.abi_arch > kAbiS390xBig)
-      problem(kOffAbi, "sfh_abi_arch", fmt::format("unknown ABI {}", h.abi_arch));
+      problem(kOffAbiArch, "sfh_abi_arch", fmt::format("unknown ABI {}", h.abi_arch));
     if (endian != host_endian() && h.auxhdr_len != 0)
-      problem(kOffAuxLen, "sfh_auxhdr_len",
+      problem(kOffAuxHdrLen, "sfh_auxhdr_len",
               "a foreign-endian section cannot carry an aux header (its layout is unknown, so "
               "it cannot be byte-swapped)");
     bool layout_ok = true;
     if (kHeaderSize + h.auxhdr_len > size) {
-      problem(kOffAuxLen, "sfh_auxhdr_len",
+      problem(kOffAuxHdrLen, "sfh_auxhdr_len",
               fmt::format("aux header of {} bytes runs past the section end ({:#x} bytes)",
                           h.auxhdr_len, size));
       layout_ok = false;

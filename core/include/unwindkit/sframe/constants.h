@@ -13,6 +13,10 @@ inline constexpr const char* kSectionName = ".sframe";
 inline constexpr uint16_t kMagic = 0xdee2;
 inline constexpr uint16_t kMagicSwapped = 0xe2de;  // what the magic reads as in the other order
 inline constexpr size_t kHeaderSize = 28;
+// Byte offsets of the header fields, for error messages that point at them.
+inline constexpr size_t kOffVersion = 2, kOffFlags = 3, kOffAbiArch = 4, kOffAuxHdrLen = 7,
+                        kOffNumFdes = 8, kOffNumFres = 12, kOffFreLen = 16, kOffFdeOff = 20,
+                        kOffFreOff = 24;
 
 inline constexpr uint8_t kVersion1 = 1;  // binutils 2.40
 inline constexpr uint8_t kVersion2 = 2;  // binutils 2.41 - 2.45
