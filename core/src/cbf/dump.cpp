@@ -2,21 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "unwindkit/json_text.h"
+
 namespace unwindkit::cbf {
 namespace {
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += fmt::format("\\{}", c);
-    else if (static_cast<unsigned char>(c) < 0x20)
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    else
-      out += c;
-  }
-  return out + "\"";
-}
 
 std::string frame_text(const Frame& f) {
   switch (f.kind) {

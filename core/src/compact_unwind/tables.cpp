@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "unwindkit/json_text.h"
+
 #include "unwindkit/compact_unwind/constants.h"
 #include "unwindkit/compact_unwind/dump.h"
 
@@ -39,19 +41,6 @@ std::string decoded_objects(const std::vector<ObjectEntry>& entries, Arch arch) 
                        e.encoding, d ? describe_encoding(*d) : "invalid: " + d.error().message);
   }
   return out;
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += fmt::format("\\{}", c);
-    else if (static_cast<unsigned char>(c) < 0x20)
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    else
-      out += c;
-  }
-  return out + "\"";
 }
 
 std::string json_decoded(Arch arch, uint32_t encoding) {
