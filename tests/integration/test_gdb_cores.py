@@ -3,7 +3,8 @@
 give what GDB alone gives on the intact twin's core (the truth):
 - every frame's PC in every thread (`thread apply all bt`, read through GDB's frame API),
   for every program in tests/programs/ and the shared fixtures (x86_64 with a shared library
-  found through solib-search-path; AArch64 through gdb-multiarch);
+  found through solib-search-path), and every AArch64 program (static, crashed under
+  qemu-aarch64) and fixture read through gdb-multiarch;
 - `frame N` + `info registers` of the PC, SP and FP in every frame of the crashing thread;
 - `info unwinder` lists "unwindkit"; `disable unwinder global unwindkit` gives back GDB's
   own output on the stripped core, word for word; `enable` gives ours again.
@@ -163,20 +164,25 @@ def main():
     failed, ran = [], 0
     with tempfile.TemporaryDirectory(prefix="uk-gdb-cores-") as work:
         jobs = []
-        for case in truth.cases_for("x86_64"):
-            if dict(case.no_truth).get("x86_64"):
-                print(f"SKIP {case.name}: {dict(case.no_truth)['x86_64']}")
-            elif not only or case.name in only:
-                jobs.append(("x86_64", case, None))
+        # x86_64 programs run natively; AArch64 ones are static and run under qemu-aarch64,
+        # read with gdb-multiarch (truth.AARCH64). A case skips only where truth/cases.py
+        # says it has no truth or build_pair cannot build it (both print why).
+        for arch in (truth.X86_64, truth.AARCH64):
+            for case in truth.cases_for(arch.name):
+                reason = dict(case.no_truth).get(arch.name)
+                if reason:
+                    print(f"SKIP {arch.name} {case.name}: {reason}")
+                elif not only or case.name in only:
+                    jobs.append((arch, case, None))
         if not only:
             shared = os.environ["UNWINDKIT_SHARED_DIR"]
-            jobs.append(("x86_64", None, truth.fixture_pair(shared, truth.X86_64)))
-            jobs.append(("aarch64", None, truth.fixture_pair(shared, truth.AARCH64)))
-        for arch_name, case, pair in jobs:
-            name = case.name if case else pair.name
+            jobs.append((truth.X86_64, None, truth.fixture_pair(shared, truth.X86_64)))
+            jobs.append((truth.AARCH64, None, truth.fixture_pair(shared, truth.AARCH64)))
+        for arch, case, pair in jobs:
+            name = f"{arch.name} {case.name}" if case else pair.name
             try:
                 if pair is None:
-                    pair = truth.build_pair(case, truth.X86_64, work, src)
+                    pair = truth.build_pair(case, arch, work, src)
                     intact_core = truth.make_core(pair.intact, pair.arch)
                     stripped_core = truth.make_core(pair.stripped, pair.arch)
                 else:
@@ -186,7 +192,7 @@ def main():
                 # The fixture cores name libfix.so by the folder they were made in.
                 before_i = [f"set solib-search-path {pair.intact.dir}"]
                 before_s = [f"set solib-search-path {pair.stripped.dir}"]
-                problems = check_pair(tool, arch_name, pair, intact_core, stripped_core,
+                problems = check_pair(tool, arch.name, pair, intact_core, stripped_core,
                                       before_i, before_s,
                                       stripped_has_cfi=bool(case and case.keep_eh_frame))
             except truth.Skip as skip:

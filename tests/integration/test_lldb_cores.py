@@ -1,9 +1,10 @@
 #!/usr/bin/python3.11
-"""LLDB plugin on cores (x86_64): every program in tests/programs/ and the shared fixture
-sframe-v2-x86_64. With the plugin, `bt all` on the stripped twin's core must give the PCs
+"""LLDB plugin on cores, x86_64 and AArch64: every program in tests/programs/ (AArch64 ones
+static, crashed under qemu-aarch64) and the shared fixtures sframe-v2-x86_64 and
+sframe-v2-aarch64. With the plugin, `bt all` on the stripped twin's core must give the PCs
 LLDB gives on the intact twin's core, thread for thread (paired by their PCs: the twins'
 threads may be listed in another order); `frame select N` + `register read
-rip rsp rbp` must give the intact twin's values in every frame of the crashing thread; LLDB
+rip rsp rbp` (AArch64: `pc sp fp`) must give the intact twin's values in every frame of the crashing thread; LLDB
 must never crash. Also: `unwindkit disable` before the first backtrace leaves LLDB's own
 result (LLDB without the plugin), and `unwindkit enable` brings ours back."""
 import os
@@ -16,9 +17,11 @@ import truth  # noqa: E402
 from lldb_plugin import Lldb, frame_registers, selected_thread, threads  # noqa: E402
 
 MAX_REGISTER_FRAMES = 40  # frames checked per case (all of them when fewer)
+REGISTERS = {"x86_64": "rip rsp rbp", "aarch64": "pc sp fp"}
 
 
 def check_pair(name, pair, intact_core, stripped_core):
+    regs = REGISTERS[pair.arch.name]
     native, ours = Lldb(plugin=False), Lldb(plugin=True)
     intact_out = native.run(["bt all"], pair.intact.exe, intact_core)
     want = threads(intact_out)
@@ -44,15 +47,17 @@ def check_pair(name, pair, intact_core, stripped_core):
     frames = list(range(min(len(crashing), MAX_REGISTER_FRAMES)))
     if len(crashing) > MAX_REGISTER_FRAMES:
         frames.append(len(crashing) - 1)
-    want_regs = frame_registers(native, pair.intact.exe, intact_core, frames)
+    want_regs = frame_registers(native, pair.intact.exe, intact_core, frames, regs=regs)
     # Frame #0 needs no unwinding: if LLDB alone sees it differently on the two cores, the
     # twins did not crash in the same state (C++ unwinding without .eh_frame terminates
     # earlier) and the intact core is no truth for the stripped one.
-    alone0 = frame_registers(native, pair.stripped.exe, stripped_core, [0])
+    alone0 = frame_registers(native, pair.stripped.exe, stripped_core, [0], regs=regs)
     if alone0.get(0) != want_regs.get(0):
         raise truth.Skip(f"the twins' cores differ at frame #0: {want_regs.get(0)} vs "
                          f"{alone0.get(0)}")
-    got_regs = frame_registers(ours, pair.stripped.exe, stripped_core, frames)
+    got_regs = frame_registers(ours, pair.stripped.exe, stripped_core, frames, regs=regs)
+    if len(want_regs.get(0, {})) != len(regs.split()):
+        problems.append(f"intact frame #0: `register read {regs}` gave {want_regs.get(0)}")
     for n in frames:
         if want_regs.get(n) != got_regs.get(n):
             problems.append(f"frame #{n} registers: intact {want_regs.get(n)} "
@@ -82,25 +87,29 @@ def check_disable_enable(pair, intact_core, stripped_core):
 def main():
     src = os.path.join(os.environ["UNWINDKIT_SOURCE_DIR"], "tests", "programs")
     only = sys.argv[1:]
-    cases = [c for c in truth.cases_for("x86_64") if not only or c.name in only]
     failures, ran = [], 0
     with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cores-") as work:
         pairs = []
-        for case in cases:
-            try:
-                if dict(case.no_truth).get("x86_64"):
-                    continue
-                pair = truth.build_pair(case, truth.X86_64, work, src)
-                pairs.append((case.name, pair, truth.make_core(pair.intact, truth.X86_64),
-                              truth.make_core(pair.stripped, truth.X86_64)))
-            except truth.Skip as e:
-                print(f"SKIP {case.name}: {e}")
         shared = os.environ.get("UNWINDKIT_SHARED_DIR")
-        if shared and not only:
-            pair = truth.fixture_pair(shared, truth.X86_64)
-            pairs.append(("fixture sframe-v2-x86_64", pair,
-                          os.path.join(pair.intact.dir, "core.prog"),
-                          os.path.join(pair.stripped.dir, "core.prog")))
+        for arch in (truth.X86_64, truth.AARCH64):
+            for case in truth.cases_for(arch.name):
+                if only and case.name not in only:
+                    continue
+                name = f"{arch.name} {case.name}"
+                reason = dict(case.no_truth).get(arch.name)
+                if reason:
+                    print(f"SKIP {name}: {reason}")
+                    continue
+                try:
+                    pair = truth.build_pair(case, arch, work, src)
+                    pairs.append((name, pair, truth.make_core(pair.intact, arch),
+                                  truth.make_core(pair.stripped, arch)))
+                except truth.Skip as e:
+                    print(f"SKIP {name}: {e}")
+            if shared and not only:
+                pair = truth.fixture_pair(shared, arch)
+                pairs.append((pair.name, pair, os.path.join(pair.intact.dir, "core.prog"),
+                              os.path.join(pair.stripped.dir, "core.prog")))
         for name, pair, intact_core, stripped_core in pairs:
             try:
                 problems = check_pair(name, pair, intact_core, stripped_core)
@@ -116,7 +125,9 @@ def main():
             if problems:
                 failures.append(name)
         if pairs and not only:
-            name, pair, intact_core, stripped_core = pairs[-1]
+            # The x86_64 fixture: LLDB alone cannot unwind its stripped core.
+            name, pair, intact_core, stripped_core = next(
+                (p for p in pairs if p[0] == "fixture sframe-v2-x86_64"), pairs[-1])
             problems = check_disable_enable(pair, intact_core, stripped_core)
             print(f"{'ok  ' if not problems else 'FAIL'} disable/enable on {name}" +
                   "".join(f"\n     {p}" for p in problems))
