@@ -8,7 +8,13 @@ namespace unwindkit::lldb_plugin {
 bool Command::DoExecute(lldb::SBDebugger debugger, char** argv,
                         lldb::SBCommandReturnObject& result) {
   try {
-    return run(debugger, argv, result);
+    bool ok = run(debugger, argv, result);
+    // LLDB leaves a plugin command's status at eReturnStatusStarted, which
+    // SBCommandReturnObject::Succeeded() (scripts, `-b` batch runs) counts as a failure.
+    if (ok && (result.GetStatus() == lldb::eReturnStatusStarted ||
+               result.GetStatus() == lldb::eReturnStatusInvalid))
+      result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+    return ok;
   } catch (const std::exception& e) {
     return usage_error(result, std::string("unwindkit internal error: ") + e.what());
   }

@@ -22,7 +22,7 @@ namespace unwindkit::lldb_plugin {
 namespace {
 
 // Bumped whenever the side files' contents change, so stale cache entries are not reused.
-constexpr int kSideFileFormat = 2;
+constexpr int kSideFileFormat = 3;
 constexpr const char* kDisabledMarker = "__unwindkit_disabled";
 
 std::vector<uint8_t> section_bytes(lldb::SBSection section) {
@@ -109,6 +109,15 @@ void add_entry_point(lldb::SBModule module, Arch arch,
   for (const auto& fn : functions) {
     if (entry >= fn.start && entry < fn.end) return;  // SFrame covers it: nothing to add
     if (fn.start > entry) end = std::min(end, fn.start);
+  }
+  // Where LLDB knows the function at the entry point (a symbol, or one it made from the
+  // module's own .eh_frame), the rule covers that function only: in a static program libc
+  // follows _start without SFrame, and an FDE stretching over it would end every walk there.
+  lldb::SBSymbol symbol = module.ResolveSymbolContextForAddress(
+      module.ResolveFileAddress(entry), lldb::eSymbolContextSymbol).GetSymbol();
+  if (symbol.IsValid() && symbol.GetStartAddress().GetFileAddress() == entry) {
+    lldb::addr_t symbol_end = symbol.GetEndAddress().GetFileAddress();
+    if (symbol_end != LLDB_INVALID_ADDRESS && symbol_end > entry) end = std::min(end, symbol_end);
   }
   RegisterSet names(arch);
   UnwindRule rule;
