@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Times two commands against each other for scripts/bench: runs alternate (ours, theirs,
+ours, ...) so both see the same machine load, output to /dev/null, and prints the median
+wall time of each and the ratio ours / theirs.
+Usage: paired.py RUNS TITLE TARGET -- OURS... -- THEIRS...
+"""
+import statistics
+import subprocess
+import sys
+import time
+
+
+def timed(cmd):
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def main():
+    runs, title, target = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+    rest = sys.argv[5:]
+    split = rest.index("--")
+    ours, theirs = rest[:split], rest[split + 1:]
+    ours_t, theirs_t = [], []
+    for _ in range(runs):
+        ours_t.append(timed(ours))
+        theirs_t.append(timed(theirs))
+    o, t = statistics.median(ours_t), statistics.median(theirs_t)
+    print(f"{title}   median of {runs}, alternating (s)")
+    print(f"  {' '.join(ours[:3])[:38]:38} {o:8.3f}")
+    print(f"  {' '.join(theirs[:3])[:38]:38} {t:8.3f}")
+    print(f"  ratio unwindkit / reference            {o / t:8.2f}  (target <= {target:.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+// SFrame FRE lookup, ours (sframe::lookup on a decoded Section) against binutils'
+// libsframe (sframe_find_fre), on the same v1 section and the same PCs.
+// Usage: sframe_lookup_bench SFRAME_BIN SECTION_ADDRESS [Google Benchmark flags]
+// The PCs are 1<<16 addresses drawn with a fixed seed, each inside a function the section
+// describes. Before timing, both must find a row for every PC and agree on its CFA offset:
+// otherwise the two sides would be timing different work.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "libsframe.h"
+#include "section_file.h"
+#include "unwindkit/sframe/sframe.h"
+
+namespace {
+
+using unwindkit::bench::LibSframe;
+namespace sframe = unwindkit::sframe;
+
+constexpr size_t kPcCount = size_t{1} << 16;
+constexpr uint64_t kSeed = 0x5f4a3e;
+
+std::vector<uint64_t> random_pcs(const sframe::Section& s) {
+  std::mt19937_64 rng(kSeed);
+  std::vector<uint64_t> pcs;
+  pcs.reserve(kPcCount);
+  while (pcs.size() < kPcCount) {
+    const sframe::Fde& fde = s.fdes[rng() % s.fdes.size()];
+    if (fde.size == 0) continue;
+    pcs.push_back(fde.func_start + rng() % fde.size);
+  }
+  return pcs;
+}
+
+// Exits unless both sides find a row for every PC with the same CFA offset.
+void check_agreement(const sframe::Section& s, LibSframe& lib, const std::vector<uint64_t>& pcs) {
+  size_t disagree = 0;
+  for (uint64_t pc : pcs) {
+    auto ours = sframe::lookup(s, pc);
+    const bool found = ours && *ours;
+    const bool theirs = lib.find_fre(static_cast<int32_t>(pc - s.address));
+    const auto their_cfa = theirs ? lib.cfa_offset() : std::nullopt;
+    if (!found || !their_cfa || (*ours)->cfa.offset != *their_cfa) {
+      if (disagree++ < 5)
+        fmt::print(stderr, "pc {:#x}: ours {} cfa {}, libsframe {} cfa {}\n", pc, found,
+                   found ? (*ours)->cfa.offset : 0, theirs, their_cfa.value_or(0));
+    }
+  }
+  if (disagree != 0) {
+    fmt::print(stderr, "{} of {} PCs disagree: not benchmarking\n", disagree, pcs.size());
+    std::exit(1);
+  }
+  fmt::print("agreement: {} PCs, both found a row, same CFA offset\n", pcs.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fmt::print(stderr, "usage: {} SFRAME_BIN SECTION_ADDRESS [benchmark flags]\n", argv[0]);
+    return 2;
+  }
+  const auto file = unwindkit::bench::load_section(argv[1], argv[2]);
+  auto decoded = sframe::decode(file.bytes, file.address);
+  if (!decoded || decoded->fdes.empty()) {
+    fmt::print(stderr, "ours: cannot decode {}\n", argv[1]);
+    return 1;
+  }
+  const sframe::Section& section = *decoded;
+  LibSframe lib(file.bytes);
+  const std::vector<uint64_t> pcs = random_pcs(section);
+  check_agreement(section, lib, pcs);
+
+  // One lookup per iteration, cycling through the PCs, so the figure is ns per lookup.
+  benchmark::RegisterBenchmark("lookup/unwindkit", [&](benchmark::State& state) {
+    size_t i = 0;
+    for (auto _ : state) {
+      benchmark::DoNotOptimize(sframe::lookup(section, pcs[i]));
+      i = (i + 1) % pcs.size();
+    }
+  });
+  benchmark::RegisterBenchmark("lookup/libsframe", [&](benchmark::State& state) {
+    size_t i = 0;
+    for (auto _ : state) {
+      benchmark::DoNotOptimize(lib.find_fre(static_cast<int32_t>(pcs[i] - section.address)));
+      i = (i + 1) % pcs.size();
+    }
+  });
+  // Google Benchmark parses what follows the two positional arguments.
+  argv[2] = argv[0];
+  argc -= 2;
+  argv += 2;
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
