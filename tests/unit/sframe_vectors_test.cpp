@@ -3,15 +3,9 @@
 // in shared/vectors/sframe/ are picked up without touching this file.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <vector>
 
-#include "test_support.h"
+#include "sframe_vectors.h"
 #include "unwindkit/sframe/dump.h"
 #include "unwindkit/sframe/section.h"
 #include "unwindkit/sframe/sframe.h"
@@ -19,34 +13,9 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using namespace unwindkit;
-
-struct Vector {
-  std::string name;
-  std::vector<uint8_t> content;
-  uint64_t section_base = 0;
-  std::string groundtruth;
-};
-
-std::vector<Vector> load_vectors() {
-  std::vector<Vector> out;
-  const fs::path dir = test::shared_dir() / "vectors" / "sframe";
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().extension() != ".json") continue;
-    std::ifstream in(entry.path());
-    const auto j = nlohmann::json::parse(in);
-    if (!j.contains("content") || !j["content"].is_array() || !j.contains("groundtruth")) continue;
-    Vector v;
-    v.name = entry.path().filename().string();
-    v.content = j["content"].get<std::vector<uint8_t>>();
-    v.section_base = j["section_base"].get<uint64_t>();
-    v.groundtruth = j["groundtruth"].get<std::string>();
-    out.push_back(std::move(v));
-  }
-  std::sort(out.begin(), out.end(), [](const Vector& a, const Vector& b) { return a.name < b.name; });
-  return out;
-}
+using test::load_sframe_vectors;
+using Vector = test::SFrameVector;
 
 // objdump starts with "\n<file>:     file format <bfd>\n\n"; the SFrame text follows.
 std::string strip_container(const std::string& text) {
@@ -59,10 +28,10 @@ std::string strip_container(const std::string& text) {
   return text.substr(pos);
 }
 
-TEST(SFrameVectors, ThereAreVectorsWithBytes) { EXPECT_GE(load_vectors().size(), 60u); }
+TEST(SFrameVectors, ThereAreVectorsWithBytes) { EXPECT_GE(load_sframe_vectors().size(), 60u); }
 
 TEST(SFrameVectors, DumpEqualsObjdump) {
-  for (const Vector& v : load_vectors()) {
+  for (const Vector& v : load_sframe_vectors()) {
     SCOPED_TRACE(v.name);
     auto section = sframe::decode(v.content, v.section_base);
     ASSERT_TRUE(section) << section.error().to_string();
@@ -72,7 +41,7 @@ TEST(SFrameVectors, DumpEqualsObjdump) {
 
 // Sections binutils wrote are well-formed: the strict validator finds nothing in them.
 TEST(SFrameVectors, ValidatorAcceptsEveryVector) {
-  for (const Vector& v : load_vectors()) {
+  for (const Vector& v : load_sframe_vectors()) {
     SCOPED_TRACE(v.name);
     const auto problems = sframe::validate(v.content, v.section_base);
     for (const auto& e : problems) ADD_FAILURE() << e.to_string();
