@@ -25,8 +25,10 @@ void add_compact_unwind_commands(CLI::App& app, int& exit_code);   // compact_un
 void add_dump_command(CLI::App& app, int& exit_code);              // dump_cmd.cpp
 void add_trace_commands(CLI::App& app, int& exit_code);            // trace_cmd.cpp
 void add_cbf_commands(CLI::App& app, int& exit_code);              // cbf_cmd.cpp
-// `sframe verify`: joins the `sframe` group, so it is registered after add_sframe_commands.
+// `sframe verify` and `sframe convert` join the `sframe` group, so they are registered after
+// add_sframe_commands.
 void add_sframe_verify_command(CLI::App& app, int& exit_code);     // sframe_verify_cmd.cpp
+void add_sframe_convert_command(CLI::App& app, int& exit_code);    // sframe_convert_cmd.cpp
 
 // Parses "0x401000", "401000h" is not accepted; plain decimal is.
 bool parse_address(const std::string& text, uint64_t& out);
