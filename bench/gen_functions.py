@@ -5,11 +5,15 @@ Built with `gcc -O1 -Wa,--gsframe`, the functions give varied SFrame rows: frame
 (one row), callers that keep values across a call (pushes and pops: several SP-based rows),
 functions with a variable-length array (an RBP-based CFA), and loops over a stack array (a
 `sub rsp`). Every function has external linkage and noinline, so each keeps its own FDE.
+The functions are spread over several files of PER_FILE each (one file of 100,000 takes cc1
+many minutes and gigabytes), plus main.c, which calls them all so the linker keeps them.
 Deterministic: the kind of function i depends on i alone.
-Usage: gen_functions.py N OUT.c
+Usage: gen_functions.py N OUT_DIR   (writes OUT_DIR/part*.c and OUT_DIR/main.c)
 """
+import os
 import sys
 
+PER_FILE = 5000
 KINDS = (
     # frameless leaf
     "int f{i}(int x) {{ return x * {a} + {b}; }}",
@@ -24,15 +28,24 @@ KINDS = (
 )
 
 
+def function(i):
+    kind = 0 if i == 0 else (i * 7 + i // 3) % len(KINDS)
+    # A caller's callee may live in the previous file: declare it.
+    decl = f"int f{i - 1}(int);\n" if kind in (1, 2) else ""
+    return decl + "NI " + KINDS[kind].format(i=i, p=i - 1, a=i % 13 + 1, b=i % 101,
+                                             n=4 + i % 12, m=3) + "\n"
+
+
 def main():
     count, out = int(sys.argv[1]), sys.argv[2]
-    with open(out, "w") as f:
-        f.write("#define NI __attribute__((noinline))\n")
+    for first in range(0, count, PER_FILE):
+        with open(os.path.join(out, f"part{first // PER_FILE:03}.c"), "w") as f:
+            f.write("#define NI __attribute__((noinline))\n")
+            for i in range(first, min(first + PER_FILE, count)):
+                f.write(function(i))
+    with open(os.path.join(out, "main.c"), "w") as f:
         for i in range(count):
-            kind = 0 if i == 0 else (i * 7 + i // 3) % len(KINDS)
-            f.write("NI " + KINDS[kind].format(i=i, p=i - 1, a=i % 13 + 1, b=i % 101,
-                                               n=4 + i % 12, m=3) + "\n")
-        # main calls every function through a table, so the linker keeps them all.
+            f.write(f"int f{i}(int);\n")
         f.write("typedef int (*fn)(int);\nstatic fn const table[] = {\n")
         for i in range(count):
             f.write(f"  f{i},\n")

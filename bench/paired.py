@@ -4,6 +4,7 @@ ours, ...) so both see the same machine load, output to /dev/null, and prints th
 wall time of each and the ratio ours / theirs.
 Usage: paired.py RUNS TITLE TARGET -- OURS... -- THEIRS...
 """
+import os
 import statistics
 import subprocess
 import sys
@@ -14,6 +15,11 @@ def timed(cmd):
     start = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - start
+
+
+def label(cmd):
+    """The command without its paths: `unwindkit sframe dump`."""
+    return " ".join([os.path.basename(cmd[0])] + [a for a in cmd[1:] if "/" not in a])
 
 
 def main():
@@ -27,8 +33,8 @@ def main():
         theirs_t.append(timed(theirs))
     o, t = statistics.median(ours_t), statistics.median(theirs_t)
     print(f"{title}   median of {runs}, alternating (s)")
-    print(f"  {' '.join(ours[:3])[:38]:38} {o:8.3f}")
-    print(f"  {' '.join(theirs[:3])[:38]:38} {t:8.3f}")
+    print(f"  {label(ours):38} {o:8.3f}")
+    print(f"  {label(theirs):38} {t:8.3f}")
     print(f"  ratio unwindkit / reference            {o / t:8.2f}  (target <= {target:.2f})")
 
 
