@@ -10,6 +10,7 @@ from .cores import make_core
 from .debuggers import gdb_alone, gdb_truth, lldb_alone
 from .ours import bt_available, our_bt
 from .tools import Skip
+from .twins import make_twins
 
 
 def _by_rank(threads):
@@ -38,6 +39,7 @@ class Outcome:
     ours: str = "-"
     gdb: str = "-"
     lldb: str = "-"
+    twins: str = "-"  # ours on the SFrame v2 / v2-pcrel / v3 twins, like `ours`
 
 
 def compare(truth, ours):
@@ -61,7 +63,7 @@ def _score(truth, other):
     return f"{good}/{sum(len(o.pcs) for o in other)}"
 
 
-def _run_one(pair, intact_core, stripped_core, timeout, check_ours):
+def _run_one(pair, intact_core, stripped_core, timeout, check_ours, twins=False):
     out = Outcome(pair.name, "agree")
     truth = gdb_truth(pair, intact_core, timeout)
     out.threads, out.truth = len(truth), sum(len(t.pcs) for t in truth)
@@ -84,7 +86,26 @@ def _run_one(pair, intact_core, stripped_core, timeout, check_ours):
     diff = compare(truth, ours)
     if diff:
         out.status, out.detail = "differ", diff + (f"; warnings: {warnings}" if warnings else "")
+    if twins:
+        _run_twins(pair, truth, stripped_core, timeout, out)
     return out
+
+
+def _run_twins(pair, truth, stripped_core, timeout, out):
+    """Ours on each SFrame twin of the stripped build, with the stripped copy's core: each must
+    agree with the truth like the stripped copy itself."""
+    scores, diffs = [], []
+    for twin in make_twins(pair.stripped):
+        ours, warnings = our_bt(twin.build, stripped_core, timeout, twin.bt_args)
+        scores.append(_score(truth, ours))
+        diff = compare(truth, ours)
+        if diff:
+            diffs.append(f"twin {twin.label}: {diff}" +
+                         (f"; warnings: {warnings}" if warnings else ""))
+    out.twins = " ".join(scores)
+    if diffs:
+        out.status = "differ"
+        out.detail = "; ".join(([out.detail] if out.detail else []) + diffs)
 
 
 def run_cases(arch, cases, src_dir, shared_dir=None):
@@ -100,7 +121,7 @@ def run_cases(arch, cases, src_dir, shared_dir=None):
                 pair = build_pair(case, arch, work, src_dir)
                 outcomes.append(_run_one(pair, make_core(pair.intact, arch),
                                          make_core(pair.stripped, arch), case.timeout,
-                                         check_ours))
+                                         check_ours, twins=True))
             except Skip as e:
                 outcomes.append(Outcome(case.name, "skip", str(e)))
             except Exception as e:  # noqa: BLE001 - one broken case must not hide the others
@@ -119,15 +140,18 @@ def run_cases(arch, cases, src_dir, shared_dir=None):
 
 
 def print_table(outcomes, file=sys.stdout):
-    """program | threads | truth frames | ours, gdb-alone, lldb-alone as agreeing/total."""
-    head = ("program", "threads", "truth", "ours", "gdb-alone", "lldb-alone", "result")
+    """program | threads | truth frames | ours, gdb-alone, lldb-alone, ours on the v2 / v2-pcrel
+    / v3 twins as agreeing/total."""
+    head = ("program", "threads", "truth", "ours", "gdb-alone", "lldb-alone",
+            "ours-twins v2 v2-pcrel v3", "result")
     rows = [head] + [(o.name, str(o.threads or "-"), str(o.truth or "-"), o.ours, o.gdb, o.lldb,
-                      o.status) for o in outcomes]
+                      o.twins, o.status) for o in outcomes]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)), file=file)
-    print("(ours/gdb-alone/lldb-alone: frames agreeing with the truth from frame #0 / frames "
-          "printed)", file=file)
+    print("(ours/gdb-alone/lldb-alone/ours-twins: frames agreeing with the truth from frame #0 / "
+          "frames printed; twins: the stripped copy converted by `unwindkit sframe convert`)",
+          file=file)
     for o in outcomes:
         if o.detail:
             print(f"{o.name}: {o.status}: {o.detail}", file=file)
