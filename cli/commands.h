@@ -34,6 +34,8 @@ void add_sframe_convert_command(CLI::App& app, int& exit_code);    // sframe_con
 bool parse_address(const std::string& text, uint64_t& out);
 // CLI11 validator for addresses, so a bad address is a usage error (exit 2).
 const CLI::Validator& address_validator();
+// The `sframe` subcommand group, made if no registrar has made it yet.
+CLI::App* sframe_group(CLI::App& app);
 // Reads a whole file; on failure prints "unwindkit: <path>: <reason>" and returns false.
 bool read_whole_file(const std::string& path, std::vector<uint8_t>& out);
 

@@ -78,18 +78,15 @@ int run_convert(const ConvertArgs& a) {
 }  // namespace
 
 void add_sframe_convert_command(CLI::App& app, int& exit_code) {
-  // `sframe` belongs to sframe_cmd.cpp; join it if it is there, else start it.
-  CLI::App* group = nullptr;
-  for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "sframe"; }))
-    group = sub;
-  if (!group) group = app.add_subcommand("sframe", "SFrame sections");
+  CLI::App* group = sframe_group(app);
   auto args = std::make_shared<ConvertArgs>();
   CLI::App* convert = group->add_subcommand(
-      "convert",
-      "Write a copy of an ELF file with .sframe re-encoded as v2 or v3. The new section is "
-      "appended (with a new section header table) at an address past the loaded image; "
-      "program headers are unchanged, so PT_GNU_SFRAME still points at the original bytes, "
-      "which stay in the loaded image. Readers that use section headers see the new section.");
+      "convert", "Write a copy of an ELF file with .sframe re-encoded as v2 or v3");
+  convert->footer(
+      "The new section is appended (with a new section header table) at an address past the "
+      "loaded image. Program headers are unchanged: PT_GNU_SFRAME still points at the original "
+      "bytes, which stay in the loaded image. Readers that use the section headers (unwindkit, "
+      "readelf -S, GDB) see the new section.");
   convert->add_option("IN", args->in, "ELF file with a .sframe section")
       ->required()
       ->check(CLI::ExistingFile);

@@ -115,11 +115,7 @@ int run_verify(const std::string& path) {
 }  // namespace
 
 void add_sframe_verify_command(CLI::App& app, int& exit_code) {
-  // `sframe` belongs to sframe_cmd.cpp; join it if it is there, else start it.
-  CLI::App* group = nullptr;
-  for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "sframe"; }))
-    group = sub;
-  if (!group) group = app.add_subcommand("sframe", "SFrame sections");
+  CLI::App* group = sframe_group(app);
   auto path = std::make_shared<std::string>();
   CLI::App* verify = group->add_subcommand(
       "verify", "Compare every SFrame row with the DWARF CFI at the same addresses");

@@ -31,6 +31,12 @@ const CLI::Validator& address_validator() {
   return v;
 }
 
+CLI::App* sframe_group(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "sframe"; }))
+    return sub;
+  return app.add_subcommand("sframe", "SFrame sections");
+}
+
 bool read_whole_file(const std::string& path, std::vector<uint8_t>& out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -41,8 +41,11 @@ uint8_t fre_type_for(const Fde& fde) {
   return kFreTypeAddr4;
 }
 
-tl::unexpected<Error> cannot(size_t fde, std::string_view field, std::string message) {
-  return fail(kSectionName, 0, detail::fde_field(fde, field), std::move(message));
+// An FDE the target cannot hold, reported at its index entry in the source section.
+tl::unexpected<Error> cannot(const Section& s, size_t fde, std::string_view field,
+                             std::string message) {
+  return fail(kSectionName, s.fdes[fde].start_field, detail::fde_field(fde, field),
+              std::move(message));
 }
 
 // What a v2 FDE cannot carry, and s390x words that v2 and v3 read differently (v2: an odd RA
@@ -50,14 +53,14 @@ tl::unexpected<Error> cannot(size_t fde, std::string_view field, std::string mes
 Result<void> check_expressible(const Section& s, const Fde& fde, size_t i, uint8_t version) {
   const uint8_t from = s.header.version;
   if (version == kVersion2 && fde.flex(from))
-    return cannot(i, "info2", "a flexible FDE has no v2 encoding");
+    return cannot(s, i, "info2", "a flexible FDE has no v2 encoding");
   if (version == kVersion2 && fde.signal(from))
-    return cannot(i, "info", "the signal-frame bit has no v2 encoding");
+    return cannot(s, i, "info", "the signal-frame bit has no v2 encoding");
   if (s.is_s390x() && (from == kVersion2) != (version == kVersion2) && !fde.flex(from))
     for (const Fre& fre : fde.fres)
       for (size_t w = 1; w < fre.words.size(); ++w)
         if ((fre.words[w] & kS390xRegisterFlag) != 0)
-          return cannot(i, "fres", "an s390x register word changes meaning between v2 and v3");
+          return cannot(s, i, "fres", "an s390x register word changes meaning between v2 and v3");
   return {};
 }
 
@@ -95,14 +98,14 @@ Result<std::vector<uint8_t>> encode(const Section& s, const EncodeOptions& optio
     const uint8_t type = fre_type_for(fde);
     const uint8_t info = static_cast<uint8_t>((fde.info & ~kInfoFreTypeMask) | type);
     if (fres.size() > std::numeric_limits<uint32_t>::max())
-      return cannot(i, "fre_off", "the FRE sub-section outgrows a u32 offset");
+      return cannot(s, i, "fre_off", "the FRE sub-section outgrows a u32 offset");
     // PCMASK functions need a block size; v1 implies it (16 on AMD64) and v2/v3 store it.
     const uint8_t rep_size =
         fde.pcmask() ? static_cast<uint8_t>(s.rep_size(fde)) : fde.rep_size;
     placed[i] = {static_cast<uint32_t>(fres.size()), info, rep_size};
     if (version == kVersion3) {
       if (fde.fres.size() > std::numeric_limits<uint16_t>::max())
-        return cannot(i, "num_fres", "more FREs than v3's u16 count holds");
+        return cannot(s, i, "num_fres", "more FREs than v3's u16 count holds");
       fres.put(fde.fres.size(), 2);
       fres.put(info, 1);
       fres.put(fde.info2, 1);
@@ -153,7 +156,7 @@ Result<std::vector<uint8_t>> encode(const Section& s, const EncodeOptions& optio
     }
     if (value < std::numeric_limits<int32_t>::min() ||
         value > std::numeric_limits<int32_t>::max())
-      return cannot(i, "start", fmt::format("function {:#x} is out of i32 reach of {:#x}",
+      return cannot(s, i, "start", fmt::format("function {:#x} is out of i32 reach of {:#x}",
                                             fde.func_start, base));
     out.put(static_cast<uint32_t>(value), 4);
     out.put(fde.size, 4);
