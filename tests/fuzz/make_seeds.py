@@ -22,6 +22,49 @@ def sframe_vectors(shared):
             yield os.path.basename(path), bytes(content)
 
 
+def step_inputs(shared):
+    """fuzz_step's layout: u8 flags, u64 pc (0x1000 + low 16 bits), u64 sp, u64 fp, u16 stack
+    length, the stack bytes (at sp), then an SFrame section decoded at address 0x1000. Each
+    little-endian vector's functions (from its groundtruth dump) are moved just above the
+    section by adding one shift to every FDE start field (notes §1: both start encodings are
+    linear in the field), so a PC at each function's first and last byte finds a rule; the
+    stack holds plausible return addresses and saved FPs."""
+    import re
+
+    sp = 0x7ffff000
+    stack = b"".join(struct.pack("<Q", sp + 0x40 + 8 * i) for i in range(16))
+    for path in sorted(glob.glob(os.path.join(shared, "vectors/sframe/*.json"))):
+        with open(path) as f:
+            vec = json.load(f)
+        base = vec.get("section_base", 0)
+        funcs = [(int(pc, 16) - base, int(size)) for pc, size in
+                 re.findall(r"pc = (0x[0-9a-f]+), size = (\d+) bytes", vec.get("groundtruth", ""))
+                 if int(size) > 0]
+        section = bytes(vec.get("content") or [])
+        if not funcs or section[:2] != b"\xe2\xde":
+            continue  # no code to step in, or a big-endian section
+        shift = 0x100 - min(start for start, _ in funcs)
+        section = shift_fde_starts(section, shift)
+        pcs = [pc for start, size in funcs for pc in (start + shift, start + shift + size - 1)]
+        for i, pc in enumerate(pc for pc in pcs[:4] if pc <= 0xffff):
+            flags = i % 4  # bit 0: trust all registers, bit 1: RA register set
+            head = struct.pack("<BQQQH", flags, pc, sp, sp + 16, len(stack))
+            yield f"{os.path.basename(path)}.{i}", head + stack + section
+
+
+def shift_fde_starts(section, shift):
+    """Adds `shift` to every FDE's start field of a little-endian section (v1/v2: i32 in
+    17/20-byte FDEs, v3: i64 in 16-byte index entries)."""
+    data = bytearray(section)
+    _magic, version, _flags, _abi, _fp, _ra, auxlen, num_fdes, _nfres, _frelen, fdeoff, _freoff \
+        = struct.unpack_from("<HBBBbbBIIIII", data)
+    fmt, fde_size = {1: ("<i", 17), 2: ("<i", 20), 3: ("<q", 16)}[version]
+    for i in range(num_fdes):
+        at = 28 + auxlen + fdeoff + i * fde_size
+        struct.pack_into(fmt, data, at, struct.unpack_from(fmt, data, at)[0] + shift)
+    return bytes(data)
+
+
 def elf_fixtures(shared):
     for path in sorted(glob.glob(os.path.join(shared, "fixtures/*/*/*"))):
         with open(path, "rb") as f:
@@ -116,6 +159,7 @@ SEEDS = {
     "fuzz_core": core_fixtures,
     "fuzz_cbf": cbf_vectors,
     "fuzz_trace": trace_vectors,
+    "fuzz_step": step_inputs,
 }
 
 

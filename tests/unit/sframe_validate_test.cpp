@@ -147,16 +147,17 @@ TEST(SFrameValidate, DataWordsNotConsumedExactly) {
   spec.fdes[1].fres[0] = {0, fre_info(true, 3), {57, 8, 25}};
   const auto bytes = test::build_sframe(spec);
   // v3: FDEs 16 bytes: FREs at 28 + 32 = 60. f0: attr 5 + rows 3 + 4 + 4 = 16 → f1's attr
-  // at 76, its row at 81.
+  // at 76, its row at 81: start, info, then 1-byte words at 83, 84, 85.
   const auto p = sframe::validate(bytes, 0);
-  EXPECT_TRUE(has(p, 81, "fde[1].fre[0].word[2]")) << all(p);
+  EXPECT_TRUE(has(p, 85, "fde[1].fre[0].word[2]")) << all(p);
 }
 
 TEST(SFrameValidate, MoreWordsThanTheAbiAllows) {
   SectionSpec spec = two_functions();
   spec.fdes[1].fres[0] = {0, fre_info(true, 3), {8, -16, -24}};  // AMD64: at most CFA + FP
   const auto p = sframe::validate(test::build_sframe(spec), 0);
-  EXPECT_TRUE(has(p, 79, "fde[1].fre[0].info")) << all(p);
+  // f1's row at 79: a 1-byte start, then the info byte the error names.
+  EXPECT_TRUE(has(p, 80, "fde[1].fre[0].info")) << all(p);
 }
 
 TEST(SFrameValidate, WordSizeCode3) {

@@ -27,7 +27,15 @@ Slot default_slot(const Section& s, int32_t word, bool is_ra) {
   return {Slot::Kind::AtCfa, 0, word};
 }
 
-Result<Row> interpret_default(const Section& s, const Fre& fre, size_t i, size_t j) {
+// Where a row's fields sit in the section, so that an error points at the byte it names.
+struct FreAt {
+  uint64_t info;  // the fre_info byte
+  size_t word_size;
+  uint64_t word(size_t k) const { return info + 1 + k * word_size; }
+};
+
+Result<Row> interpret_default(const Section& s, const Fre& fre, const FreAt& at, size_t i,
+                              size_t j) {
   Row row;
   const size_t n = fre.words.size();
   if (n == 0) {
@@ -35,7 +43,7 @@ Result<Row> interpret_default(const Section& s, const Fre& fre, size_t i, size_t
     return row;
   }
   if (n > max_default_words(s.header.abi_arch))
-    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "info"),
+    return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
                 fmt::format("{} data words, the ABI allows at most {}", n,
                             max_default_words(s.header.abi_arch)));
   const AbiRegs regs = abi_regs(s.header.abi_arch);
@@ -52,7 +60,7 @@ Result<Row> interpret_default(const Section& s, const Fre& fre, size_t i, size_t
   else if (k < n)
     row.fp = default_slot(s, fre.words[k++], false);
   if (k != n)
-    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "info"),
+    return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
                 fmt::format("{} data words, only {} have a meaning here", n, k));
   return row;
 }
@@ -63,7 +71,7 @@ Slot flex_slot(uint32_t control, int32_t offset) {
   return {(control & kFlexDerefP) != 0 ? Slot::Kind::AtReg : Slot::Kind::InReg, reg, offset};
 }
 
-Result<Row> interpret_flex(const Fre& fre, size_t i, size_t j) {
+Result<Row> interpret_flex(const Fre& fre, const FreAt& at, size_t i, size_t j) {
   Row row;
   const size_t n = fre.words.size();
   if (n == 0) {
@@ -71,11 +79,11 @@ Result<Row> interpret_flex(const Fre& fre, size_t i, size_t j) {
     return row;
   }
   if (n < 2)
-    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "info"),
+    return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
                 "a flexible FRE needs a (control, offset) pair for the CFA");
   const uint32_t cfa_control = fre.word_bits(0);
   if ((cfa_control & kFlexRegP) == 0)
-    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "word[0]"),
+    return fail(kSectionName, at.word(0), detail::fre_field(i, j, "word[0]"),
                 "the CFA cannot be based on the CFA");
   row.cfa = flex_slot(cfa_control, fre.words[1]);
   size_t k = 2;
@@ -89,14 +97,13 @@ Result<Row> interpret_flex(const Fre& fre, size_t i, size_t j) {
       continue;
     }
     if (k + 1 >= n)
-      return fail(kSectionName, fre.offset,
-                  detail::fre_field(i, j, fmt::format("word[{}]", k)),
+      return fail(kSectionName, at.word(k), detail::fre_field(i, j, fmt::format("word[{}]", k)),
                   "control word without its offset word");
     *slot = flex_slot(control, fre.words[k + 1]);
     k += 2;
   }
   if (k != n)
-    return fail(kSectionName, fre.offset, detail::fre_field(i, j, "info"),
+    return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
                 fmt::format("{} data words, only {} have a meaning here", n, k));
   return row;
 }
@@ -106,8 +113,10 @@ Result<Row> interpret_flex(const Fre& fre, size_t i, size_t j) {
 Result<Row> interpret(const Section& section, size_t fde_index, size_t fre_index) {
   const Fde& fde = section.fdes.at(fde_index);
   const Fre& fre = fde.fres.at(fre_index);
-  if (fde.flex(section.header.version)) return interpret_flex(fre, fde_index, fre_index);
-  return interpret_default(section, fre, fde_index, fre_index);
+  const FreAt at{fre.offset + detail::fre_start_size(fde.fre_type()),
+                 size_t{1} << fre.word_size_code()};
+  if (fde.flex(section.header.version)) return interpret_flex(fre, at, fde_index, fre_index);
+  return interpret_default(section, fre, at, fde_index, fre_index);
 }
 
 }  // namespace unwindkit::sframe
