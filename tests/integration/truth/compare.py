@@ -63,7 +63,25 @@ def _score(truth, other):
     return f"{good}/{sum(len(o.pcs) for o in other)}"
 
 
-def _run_one(pair, intact_core, stripped_core, timeout, check_ours, twins=False):
+def not_from_sframe(truth, ours, own_functions):
+    """'' if every frame the truth names as one of `own_functions` came from SFrame in ours
+    (and there is at least one), else what did not."""
+    seen, wrong = 0, []
+    for t, o in zip(_by_rank(truth), _by_rank(ours)):
+        for i, name in enumerate(t.names):
+            if name.split("(")[0] not in own_functions:
+                continue
+            seen += 1
+            source = o.sources[i] if i < len(o.sources) else "missing"
+            if source != "sframe":
+                wrong.append(f"frame #{i} {name}: {source}")
+    if not seen:
+        return f"no truth frame is named one of {own_functions}: the check saw nothing"
+    return "; ".join(f"not from SFrame: {w}" for w in wrong)
+
+
+def _run_one(pair, intact_core, stripped_core, timeout, check_ours, twins=False,
+             own_functions=()):
     out = Outcome(pair.name, "agree")
     truth = gdb_truth(pair, intact_core, timeout)
     out.threads, out.truth = len(truth), sum(len(t.pcs) for t in truth)
@@ -81,22 +99,24 @@ def _run_one(pair, intact_core, stripped_core, timeout, check_ours, twins=False)
     if not check_ours:
         out.status, out.detail = "error", "unwindkit bt is not available: comparison not run"
         return out
-    ours, warnings = our_bt(pair.stripped, stripped_core, timeout)
+    # A stripped twin that keeps .eh_frame: SFrame first, and its frames must be SFrame's.
+    bt_args = ("--sources", "sframe,cfi,fp") if own_functions else ()
+    ours, warnings = our_bt(pair.stripped, stripped_core, timeout, bt_args)
     out.ours = _score(truth, ours)
-    diff = compare(truth, ours)
+    diff = compare(truth, ours) or (own_functions and not_from_sframe(truth, ours, own_functions))
     if diff:
         out.status, out.detail = "differ", diff + (f"; warnings: {warnings}" if warnings else "")
     if twins:
-        _run_twins(pair, truth, stripped_core, timeout, out)
+        _run_twins(pair, truth, stripped_core, timeout, out, bt_args)
     return out
 
 
-def _run_twins(pair, truth, stripped_core, timeout, out):
+def _run_twins(pair, truth, stripped_core, timeout, out, bt_args=()):
     """Ours on each SFrame twin of the stripped build, with the stripped copy's core: each must
     agree with the truth like the stripped copy itself."""
     scores, diffs = [], []
     for twin in make_twins(pair.stripped):
-        ours, warnings = our_bt(twin.build, stripped_core, timeout, twin.bt_args)
+        ours, warnings = our_bt(twin.build, stripped_core, timeout, (*twin.bt_args, *bt_args))
         scores.append(_score(truth, ours))
         diff = compare(truth, ours)
         if diff:
@@ -121,7 +141,8 @@ def run_cases(arch, cases, src_dir, shared_dir=None):
                 pair = build_pair(case, arch, work, src_dir)
                 outcomes.append(_run_one(pair, make_core(pair.intact, arch),
                                          make_core(pair.stripped, arch), case.timeout,
-                                         check_ours, twins=True))
+                                         check_ours, twins=True,
+                                         own_functions=case.own_functions))
             except Skip as e:
                 outcomes.append(Outcome(case.name, "skip", str(e)))
             except Exception as e:  # noqa: BLE001 - one broken case must not hide the others

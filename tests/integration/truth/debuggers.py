@@ -16,6 +16,7 @@ class Thread:
     names: list  # symbol names ("??" when unknown)
     stop: str = ""
     sp: int = 0  # frame #0's stack pointer (GDB only)
+    sources: list = dataclasses.field(default_factory=list)  # per frame: cfi|sframe|fp (ours)
 
 
 def _gdb_threads(arch, build, core, timeout):

@@ -42,5 +42,6 @@ def our_bt(build, core, timeout=300, extra_args=()):
         frames = t.get("frames", [])
         threads.append(Thread(int(t["tid"]), [int(f["pc"], 16) for f in frames],
                               [f.get("symbol") or f.get("source", "") for f in frames],
-                              t.get("stop_reason", "")))
+                              t.get("stop_reason", ""),
+                              sources=[f.get("source", "") for f in frames]))
     return threads, doc.get("warnings", [])
