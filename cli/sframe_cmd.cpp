@@ -140,9 +140,10 @@ json section_json(const sframe::Section& s, size_t size) {
     json rows = json::array();
     for (size_t j = 0; j < f.fres.size(); ++j) {
       const sframe::Fre& fre = f.fres[j];
+      const auto words = s.fre_words(fre);
       json r{{"start_offset", fre.start_offset},
              {"info", fre.info},
-             {"words", fre.words},
+             {"words", std::vector<int32_t>(words.begin(), words.end())},
              {"ra_mangled", fre.ra_mangled()}};
       if (!f.pcmask()) r["address"] = f.func_start + fre.start_offset;
       auto row = sframe::interpret(s, i, j);

@@ -57,10 +57,12 @@ Result<void> check_expressible(const Section& s, const Fde& fde, size_t i, uint8
   if (version == kVersion2 && fde.signal(from))
     return cannot(s, i, "info", "the signal-frame bit has no v2 encoding");
   if (s.is_s390x() && (from == kVersion2) != (version == kVersion2) && !fde.flex(from))
-    for (const Fre& fre : fde.fres)
-      for (size_t w = 1; w < fre.words.size(); ++w)
-        if ((fre.words[w] & kS390xRegisterFlag) != 0)
+    for (const Fre& fre : fde.fres) {
+      const auto words = s.fre_words(fre);
+      for (size_t w = 1; w < words.size(); ++w)
+        if ((words[w] & kS390xRegisterFlag) != 0)
           return cannot(s, i, "fres", "an s390x register word changes meaning between v2 and v3");
+    }
   return {};
 }
 
@@ -115,7 +117,7 @@ Result<std::vector<uint8_t>> encode(const Section& s, const EncodeOptions& optio
       fres.put(fre.start_offset, detail::fre_start_size(type));
       fres.put(fre.info, 1);
       const size_t word_size = size_t{1} << fre.word_size_code();
-      for (int32_t w : fre.words) fres.put(static_cast<uint32_t>(w), word_size);
+      for (int32_t w : s.fre_words(fre)) fres.put(static_cast<uint32_t>(w), word_size);
     }
     num_fres += fde.fres.size();
   }

@@ -2,6 +2,7 @@
 // covering it, lowered into the shared rule model.
 #include <algorithm>
 
+#include "read.h"
 #include "unwindkit/sframe/row.h"
 #include "unwindkit/sframe/sframe.h"
 
@@ -49,6 +50,43 @@ RegRule lower_slot(const Slot& slot, RegRule when_absent) {
 
 }  // namespace
 
+UnwindRule detail::lower_row(const Header& header, const Fde& fde, uint8_t fre_info,
+                             const Row& row) {
+  const AbiRegs regs = abi_regs(header.abi_arch);
+  const bool s390x = header.abi_arch == kAbiS390xBig;
+  const bool aarch64 =
+      header.abi_arch == kAbiAArch64Big || header.abi_arch == kAbiAArch64Little;
+  UnwindRule rule;
+  rule.arch = abi_arch(header.abi_arch);
+  rule.source = Source::SFrame;
+  rule.func_start = fde.func_start;
+  rule.func_end = fde.func_end();
+  rule.signal_frame = fde.signal(header.version);
+  rule.sp_from_cfa = s390x ? kS390xSpFromCfa : 0;
+  if (row.ra_undefined) {
+    rule.cfa = {CfaRule::Kind::RegOffset, regs.sp, 0};
+    rule.ra = RegRule::undefined();
+    rule.outermost = true;
+    return rule;
+  }
+  rule.cfa = {row.cfa.kind == Slot::Kind::AtReg ? CfaRule::Kind::DerefRegOffset
+                                                : CfaRule::Kind::RegOffset,
+              row.cfa.reg, row.cfa.offset};
+  // Not described: the RA is at the fixed offset if the ABI has one, else still in the link
+  // register (an AArch64/s390x leaf); the FP is untouched.
+  const RegRule ra_default = header.cfa_fixed_ra_offset != kFixedOffsetNone
+                                 ? RegRule::at_cfa(header.cfa_fixed_ra_offset)
+                                 : RegRule::in_reg(regs.ra);
+  const RegRule fp_default = header.cfa_fixed_fp_offset != kFixedOffsetNone
+                                 ? RegRule::at_cfa(header.cfa_fixed_fp_offset)
+                                 : RegRule::unchanged();
+  rule.ra = lower_slot(row.ra, ra_default);
+  rule.fp = lower_slot(row.fp, fp_default);
+  rule.ra_mangled = (fre_info & kFreInfoRaMangled) != 0;
+  rule.pauth_key = aarch64 && fde.pauth_key_b() ? PauthKey::B : PauthKey::A;
+  return rule;
+}
+
 Result<std::optional<UnwindRule>> lookup(const Section& section, uint64_t pc) {
   const auto fde_index = find_fde(section, pc);
   if (!fde_index) return std::optional<UnwindRule>();
@@ -64,38 +102,8 @@ Result<std::optional<UnwindRule>> lookup(const Section& section, uint64_t pc) {
   if (!fre_index) return std::optional<UnwindRule>();
   auto row = interpret(section, *fde_index, *fre_index);
   if (!row) return tl::unexpected(row.error());
-
-  const AbiRegs regs = abi_regs(section.header.abi_arch);
-  const Fre& fre = fde.fres[*fre_index];
-  UnwindRule rule;
-  rule.arch = section.arch();
-  rule.source = Source::SFrame;
-  rule.func_start = fde.func_start;
-  rule.func_end = fde.func_end();
-  rule.signal_frame = fde.signal(section.header.version);
-  rule.sp_from_cfa = section.is_s390x() ? kS390xSpFromCfa : 0;
-  if (row->ra_undefined) {
-    rule.cfa = {CfaRule::Kind::RegOffset, regs.sp, 0};
-    rule.ra = RegRule::undefined();
-    rule.outermost = true;
-    return std::optional<UnwindRule>(rule);
-  }
-  rule.cfa = {row->cfa.kind == Slot::Kind::AtReg ? CfaRule::Kind::DerefRegOffset
-                                                 : CfaRule::Kind::RegOffset,
-              row->cfa.reg, row->cfa.offset};
-  // Not described: the RA is at the fixed offset if the ABI has one, else still in the link
-  // register (an AArch64/s390x leaf); the FP is untouched.
-  const RegRule ra_default = section.ra_fixed()
-                                 ? RegRule::at_cfa(section.header.cfa_fixed_ra_offset)
-                                 : RegRule::in_reg(regs.ra);
-  const RegRule fp_default = section.fp_fixed()
-                                 ? RegRule::at_cfa(section.header.cfa_fixed_fp_offset)
-                                 : RegRule::unchanged();
-  rule.ra = lower_slot(row->ra, ra_default);
-  rule.fp = lower_slot(row->fp, fp_default);
-  rule.ra_mangled = fre.ra_mangled();
-  rule.pauth_key = section.is_aarch64() && fde.pauth_key_b() ? PauthKey::B : PauthKey::A;
-  return std::optional<UnwindRule>(rule);
+  return std::optional<UnwindRule>(
+      detail::lower_row(section.header, fde, fde.fres[*fre_index].info, *row));
 }
 
 }  // namespace unwindkit::sframe

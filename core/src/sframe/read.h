@@ -1,13 +1,16 @@
-// Record readers shared by the decoder and the validator: each reads one header, FDE or FRE
-// at a given position and returns it or the Error for the first byte it could not read. The
-// decoder stops at the first Error; the validator records it and moves on to the next record.
+// Record readers shared by the decoder, the validator and the index: each reads one header,
+// FDE or FRE at a given position and returns it or the Error for the first byte it could not
+// read. The decoder and the index stop at the first Error; the validator records it and moves
+// on to the next record.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "unwindkit/bytes.h"
+#include "unwindkit/sframe/row.h"
 #include "unwindkit/sframe/section.h"
 
 namespace unwindkit::sframe::detail {
@@ -17,6 +20,16 @@ Result<Endian> section_endian(Bytes bytes);
 
 // The 28-byte header (the magic already checked by section_endian).
 Result<Header> read_header(const ByteReader& section);
+
+// What decode() and Index::build() both start from, once the header's version, ABI and
+// sub-section bounds are checked: the whole section's reader, the header and a reader over
+// the FRE sub-section.
+struct Layout {
+  ByteReader section;
+  Header header;
+  ByteReader fres;
+};
+Result<Layout> read_layout(Bytes bytes);
 
 size_t fde_size(uint8_t version);
 // The size of the FRE start field for an FDE's FRE type; 0 for an unknown type.
@@ -33,8 +46,30 @@ Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const He
 // Position inside the FRE sub-section of an FDE's first FRE.
 uint64_t first_fre_pos(const Header& header, const Fde& fde);
 
-// The FRE at `pos` inside the FRE sub-section `fres`; advances `pos` past it.
+// The FRE at `pos` inside the FRE sub-section `fres`, its data words appended to `words`
+// (fre.first_word says where they start); advances `pos` past it. On an Error `words` may
+// hold part of the row.
 Result<Fre> read_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
-                     size_t fre_index);
+                     size_t fre_index, std::vector<int32_t>& words);
+
+// Like read_fre, with the same Errors, for a reader that only needs to know the row is
+// whole: the words are checked to be in bounds but not kept.
+Result<Fre> check_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
+                      size_t fre_index);
+
+// A word's raw bits as stored (`info` gives the word size), for flexible-FDE control words.
+uint32_t word_bits(int32_t word, uint8_t info);
+
+// The model's architecture for an ABI byte.
+Arch abi_arch(uint8_t abi);
+
+// interpret() on one row given by its parts: what the section's rows say, whether held
+// decoded (Section) or read straight from the bytes (Index).
+Result<Row> interpret_words(const Header& header, bool flex, uint8_t fre_type, const Fre& fre,
+                            std::span<const int32_t> words, size_t fde_index, size_t fre_index);
+
+// A row lowered into the shared rule model: `fde` supplies the function's bounds and info
+// bits, `fre_info` the row's (RA mangling).
+UnwindRule lower_row(const Header& header, const Fde& fde, uint8_t fre_info, const Row& row);
 
 }  // namespace unwindkit::sframe::detail

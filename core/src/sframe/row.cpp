@@ -18,10 +18,10 @@ unsigned max_default_words(uint8_t abi) {
 
 // One default-FDE RA or FP word. s390x v2 marks "value lives in DWARF register word >> 1"
 // with the low bit; its RA word 0 is padding (RA not saved).
-Slot default_slot(const Section& s, int32_t word, bool is_ra) {
-  if (s.is_s390x()) {
+Slot default_slot(const Header& h, int32_t word, bool is_ra) {
+  if (h.abi_arch == kAbiS390xBig) {
     if (is_ra && word == kS390xRaPadding) return {Slot::Kind::Padding, 0, 0};
-    if (s.header.version == kVersion2 && (word & kS390xRegisterFlag) != 0)
+    if (h.version == kVersion2 && (word & kS390xRegisterFlag) != 0)
       return {Slot::Kind::InReg, static_cast<uint16_t>(static_cast<uint32_t>(word) >> 1), 0};
   }
   return {Slot::Kind::AtCfa, 0, word};
@@ -34,31 +34,31 @@ struct FreAt {
   uint64_t word(size_t k) const { return info + 1 + k * word_size; }
 };
 
-Result<Row> interpret_default(const Section& s, const Fre& fre, const FreAt& at, size_t i,
-                              size_t j) {
+Result<Row> interpret_default(const Header& h, const Fre& fre, std::span<const int32_t> words,
+                              const FreAt& at, size_t i, size_t j) {
   Row row;
-  const size_t n = fre.words.size();
+  const size_t n = words.size();
   if (n == 0) {
     row.ra_undefined = true;
     return row;
   }
-  if (n > max_default_words(s.header.abi_arch))
+  if (n > max_default_words(h.abi_arch))
     return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
                 fmt::format("{} data words, the ABI allows at most {}", n,
-                            max_default_words(s.header.abi_arch)));
-  const AbiRegs regs = abi_regs(s.header.abi_arch);
-  int64_t cfa_off = fre.words[0];
-  if (s.is_s390x()) cfa_off = cfa_off * kS390xCfaAlignment + kS390xCfaAdjustment;
+                            max_default_words(h.abi_arch)));
+  const AbiRegs regs = abi_regs(h.abi_arch);
+  int64_t cfa_off = words[0];
+  if (h.abi_arch == kAbiS390xBig) cfa_off = cfa_off * kS390xCfaAlignment + kS390xCfaAdjustment;
   row.cfa = {Slot::Kind::InReg, fre.base_sp() ? regs.sp : regs.fp, cfa_off};
   size_t k = 1;
-  if (s.ra_fixed())
-    row.ra = {Slot::Kind::Fixed, 0, s.header.cfa_fixed_ra_offset};
+  if (h.cfa_fixed_ra_offset != kFixedOffsetNone)
+    row.ra = {Slot::Kind::Fixed, 0, h.cfa_fixed_ra_offset};
   else if (k < n)
-    row.ra = default_slot(s, fre.words[k++], true);
-  if (s.fp_fixed())
-    row.fp = {Slot::Kind::Fixed, 0, s.header.cfa_fixed_fp_offset};
+    row.ra = default_slot(h, words[k++], true);
+  if (h.cfa_fixed_fp_offset != kFixedOffsetNone)
+    row.fp = {Slot::Kind::Fixed, 0, h.cfa_fixed_fp_offset};
   else if (k < n)
-    row.fp = default_slot(s, fre.words[k++], false);
+    row.fp = default_slot(h, words[k++], false);
   if (k != n)
     return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
                 fmt::format("{} data words, only {} have a meaning here", n, k));
@@ -71,9 +71,10 @@ Slot flex_slot(uint32_t control, int32_t offset) {
   return {(control & kFlexDerefP) != 0 ? Slot::Kind::AtReg : Slot::Kind::InReg, reg, offset};
 }
 
-Result<Row> interpret_flex(const Fre& fre, const FreAt& at, size_t i, size_t j) {
+Result<Row> interpret_flex(const Fre& fre, std::span<const int32_t> words, const FreAt& at,
+                           size_t i, size_t j) {
   Row row;
-  const size_t n = fre.words.size();
+  const size_t n = words.size();
   if (n == 0) {
     row.ra_undefined = true;
     return row;
@@ -81,16 +82,16 @@ Result<Row> interpret_flex(const Fre& fre, const FreAt& at, size_t i, size_t j) 
   if (n < 2)
     return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
                 "a flexible FRE needs a (control, offset) pair for the CFA");
-  const uint32_t cfa_control = fre.word_bits(0);
+  const uint32_t cfa_control = detail::word_bits(words[0], fre.info);
   if ((cfa_control & kFlexRegP) == 0)
     return fail(kSectionName, at.word(0), detail::fre_field(i, j, "word[0]"),
                 "the CFA cannot be based on the CFA");
-  row.cfa = flex_slot(cfa_control, fre.words[1]);
+  row.cfa = flex_slot(cfa_control, words[1]);
   size_t k = 2;
   // RA, then FP: each either one 0 word (padding) or a (control, offset) pair.
   for (Slot* slot : {&row.ra, &row.fp}) {
     if (k >= n) break;
-    const uint32_t control = fre.word_bits(k);
+    const uint32_t control = detail::word_bits(words[k], fre.info);
     if (control == kFlexPadding) {
       *slot = {Slot::Kind::Padding, 0, 0};
       k += 1;
@@ -99,7 +100,7 @@ Result<Row> interpret_flex(const Fre& fre, const FreAt& at, size_t i, size_t j) 
     if (k + 1 >= n)
       return fail(kSectionName, at.word(k), detail::fre_field(i, j, fmt::format("word[{}]", k)),
                   "control word without its offset word");
-    *slot = flex_slot(control, fre.words[k + 1]);
+    *slot = flex_slot(control, words[k + 1]);
     k += 2;
   }
   if (k != n)
@@ -110,13 +111,20 @@ Result<Row> interpret_flex(const Fre& fre, const FreAt& at, size_t i, size_t j) 
 
 }  // namespace
 
+Result<Row> detail::interpret_words(const Header& header, bool flex, uint8_t fre_type,
+                                    const Fre& fre, std::span<const int32_t> words,
+                                    size_t fde_index, size_t fre_index) {
+  const FreAt at{fre.offset + fre_start_size(fre_type), size_t{1} << fre.word_size_code()};
+  if (flex) return interpret_flex(fre, words, at, fde_index, fre_index);
+  return interpret_default(header, fre, words, at, fde_index, fre_index);
+}
+
 Result<Row> interpret(const Section& section, size_t fde_index, size_t fre_index) {
   const Fde& fde = section.fdes.at(fde_index);
   const Fre& fre = fde.fres.at(fre_index);
-  const FreAt at{fre.offset + detail::fre_start_size(fde.fre_type()),
-                 size_t{1} << fre.word_size_code()};
-  if (fde.flex(section.header.version)) return interpret_flex(fre, at, fde_index, fre_index);
-  return interpret_default(section, fre, at, fde_index, fre_index);
+  return detail::interpret_words(section.header, fde.flex(section.header.version),
+                                 fde.fre_type(), fre, section.fre_words(fre), fde_index,
+                                 fre_index);
 }
 
 }  // namespace unwindkit::sframe

@@ -1,18 +1,10 @@
 #include "unwindkit/sframe/section.h"
 
+#include "read.h"
+
 namespace unwindkit::sframe {
 
-uint32_t Fre::word_bits(size_t i) const {
-  const unsigned bits = 8u << word_size_code();
-  const uint32_t raw = static_cast<uint32_t>(words.at(i));
-  return bits >= 32 ? raw : raw & ((uint32_t{1} << bits) - 1);
-}
-
-Arch Section::arch() const {
-  if (is_aarch64()) return Arch::AArch64;
-  if (is_s390x()) return Arch::S390x;
-  return Arch::X86_64;
-}
+Arch Section::arch() const { return detail::abi_arch(header.abi_arch); }
 
 AbiRegs abi_regs(uint8_t abi_arch) {
   switch (abi_arch) {

@@ -168,7 +168,7 @@ class Checker {
     const uint64_t limit = fde.pcmask() ? section_.rep_size(fde) : fde.size;
     uint64_t pos = detail::first_fre_pos(section_.header, fde);
     for (size_t j = 0; j < num; ++j) {
-      auto fre = detail::read_fre(fres, pos, fde.fre_type(), i, j);
+      auto fre = detail::read_fre(fres, pos, fde.fre_type(), i, j, section_.words);
       if (!fre) {
         problems_.push_back(fre.error());
         return;  // the next FRE's position is unknown

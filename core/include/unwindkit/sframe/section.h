@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "unwindkit/bytes.h"
@@ -34,19 +35,18 @@ struct Header {
 };
 
 // One frame row entry: from `start_offset` (relative to the function start; for PCMASK
-// functions, inside one repetition block) up to the next row.
+// functions, inside one repetition block) up to the next row. Its data words live in the
+// section's one array (Section::words), so that a row is no heap block of its own.
 struct Fre {
+  uint64_t offset = 0;       // byte offset of the row inside the section
   uint32_t start_offset = 0;
+  uint32_t first_word = 0;   // index of its first word in Section::words
   uint8_t info = 0;
-  std::vector<int32_t> words;  // sign-extended data words
-  uint64_t offset = 0;         // byte offset of the row inside the section
 
   bool base_sp() const { return (info & kFreInfoBaseSp) != 0; }
   unsigned word_count() const { return (info >> kFreInfoCountShift) & kFreInfoCountMask; }
   uint8_t word_size_code() const { return (info >> kFreInfoSizeShift) & kFreInfoSizeMask; }
   bool ra_mangled() const { return (info & kFreInfoRaMangled) != 0; }
-  // A word's raw bits, for flexible-FDE control words (which are bit fields, not numbers).
-  uint32_t word_bits(size_t i) const;
 };
 
 struct Fde {
@@ -76,6 +76,12 @@ struct Section {
   Endian endian = Endian::Little;
   uint64_t address = 0;
   std::vector<Fde> fdes;
+  std::vector<int32_t> words;  // every row's data words, sign-extended, in section order
+
+  // A row's data words.
+  std::span<const int32_t> fre_words(const Fre& fre) const {
+    return std::span<const int32_t>(words).subspan(fre.first_word, fre.word_count());
+  }
 
   Arch arch() const;
   bool is_aarch64() const {
