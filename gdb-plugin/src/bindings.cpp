@@ -147,7 +147,7 @@ PYBIND11_MODULE(_unwindkit, m) {
       .def_property_readonly("fde_count",
                              [](const LoadedModule& mod) -> std::optional<size_t> {
                                if (mod.sframe() == nullptr) return std::nullopt;
-                               return mod.sframe()->fdes.size();
+                               return mod.sframe()->function_count();
                              })
       .def_property_readonly("error", &error_text)
       .def_property_readonly("ranges",

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "unwindkit/sframe/constants.h"
-#include "unwindkit/sframe/sframe.h"
 
 namespace unwindkit::gdb {
 
@@ -66,7 +65,7 @@ std::shared_ptr<LoadedModule> LoadedModule::load(const std::string& path, uint64
   }
   if (module->sframe_bytes_.empty()) return module;
   module->sframe_address_ = link_address + bias;
-  auto section = sframe::decode(module->sframe_bytes_, module->sframe_address_);
+  auto section = sframe::Index::build(module->sframe_bytes_, module->sframe_address_);
   if (section)
     module->sframe_ = std::move(*section);
   else
@@ -81,7 +80,7 @@ bool LoadedModule::contains(uint64_t pc) const {
 
 Result<std::optional<UnwindRule>> LoadedModule::lookup(uint64_t pc) const {
   if (!sframe_) return std::optional<UnwindRule>{};
-  return sframe::lookup(*sframe_, pc);
+  return sframe_->lookup(pc);
 }
 
 }  // namespace unwindkit::gdb

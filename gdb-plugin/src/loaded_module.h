@@ -1,5 +1,6 @@
-// One ELF file as GDB has it loaded: its SFrame table (decoded at the run-time address, so
-// lookups take the PCs GDB shows), the address ranges its executable segments occupy, and
+// One ELF file as GDB has it loaded: its SFrame table (indexed at the run-time address, so
+// lookups take the PCs GDB shows; the Index reads rows from the file's own bytes, so the table
+// costs one array of function starts), the address ranges its executable segments occupy, and
 // where GDB has DWARF CFI for it (.eh_frame / .debug_frame here or in a separate debug file):
 // asked per PC, because one file often has both (a static program: libc's CFI, our SFrame).
 #pragma once
@@ -14,7 +15,7 @@
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/error.h"
 #include "unwindkit/rules.h"
-#include "unwindkit/sframe/section.h"
+#include "unwindkit/sframe/index.h"
 
 namespace unwindkit::gdb {
 
@@ -47,8 +48,8 @@ class LoadedModule {
   const std::vector<LoadMapping>& load_mappings() const { return load_mappings_; }
   bool contains(uint64_t pc) const;
 
-  // The decoded table, or null when the file has none or it could not be decoded.
-  const sframe::Section* sframe() const { return sframe_ ? &*sframe_ : nullptr; }
+  // The table, or null when the file has none or it could not be decoded.
+  const sframe::Index* sframe() const { return sframe_ ? &*sframe_ : nullptr; }
   bool has_sframe_bytes() const { return !sframe_bytes_.empty(); }
   Bytes sframe_bytes() const { return sframe_bytes_; }
   uint64_t sframe_address() const { return sframe_address_; }  // run-time address
@@ -71,7 +72,7 @@ class LoadedModule {
   std::vector<dwarf::CfiTables> cfi_;  // non-empty tables only
   Bytes sframe_bytes_;
   uint64_t sframe_address_ = 0;
-  std::optional<sframe::Section> sframe_;
+  std::optional<sframe::Index> sframe_;
   std::optional<Error> error_;
 };
 

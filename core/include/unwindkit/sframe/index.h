@@ -1,0 +1,49 @@
+// The SFrame lookup structure the debugger plugins keep per module: the section's own bytes
+// (borrowed) plus one array of function starts. build() makes decode()'s structural checks
+// once, with decode()'s Errors; lookup() then reads the one FDE and its rows it needs straight
+// from the bytes, so no row is ever materialized. Same results as sframe::lookup on the
+// decoded Section, at a fraction of its memory (the decoded model keeps every row).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "unwindkit/bytes.h"
+#include "unwindkit/error.h"
+#include "unwindkit/rules.h"
+#include "unwindkit/sframe/section.h"
+
+namespace unwindkit::sframe {
+
+class Index {
+ public:
+  // `bytes` must outlive the Index. Errors are decode()'s for the same bytes.
+  static Result<Index> build(Bytes bytes, uint64_t section_address);
+
+  // As sframe::lookup(decode(bytes, address), pc).
+  Result<std::optional<UnwindRule>> lookup(uint64_t pc) const;
+
+  const Header& header() const { return header_; }
+  size_t function_count() const { return starts_.size(); }
+  Arch arch() const;
+
+ private:
+  Index(Bytes bytes, Endian endian, const Header& header, uint64_t address)
+      : bytes_(bytes), endian_(endian), header_(header), address_(address) {}
+
+  std::optional<size_t> find_fde(uint64_t pc) const;
+
+  Bytes bytes_;
+  Endian endian_;
+  Header header_;
+  uint64_t address_;
+  // Resolved start of each function, in FDE order: sorted when the header says SORTED, and
+  // then binary-searched here instead of in the section's wider FDE records.
+  std::vector<uint64_t> starts_;
+  // Every function's row starts never decrease (true of any valid section): a row is found
+  // by a scan that stops at the first row past the PC.
+  bool rows_ascending_ = true;
+};
+
+}  // namespace unwindkit::sframe
