@@ -3,23 +3,56 @@
 #include <algorithm>
 #include <array>
 
+#include <fmt/format.h>
+
 #include "read.h"
 
 namespace unwindkit::sframe {
 
 namespace {
 
-// The readers of a section build() accepted.
-struct Readers {
-  ByteReader section, fres;
+// Lookup reads straight from the bytes build() walked: every read is still bounds-checked,
+// but in line and without naming its field unless it fails (it cannot while the bytes are
+// the ones build() saw).
+class Reader {
+ public:
+  Reader(Bytes bytes, Endian endian) : bytes_(bytes), little_(endian == Endian::Little) {}
+
+  template <class Name>
+  Result<uint64_t> uint(uint64_t pos, size_t width, Name name) const {
+    if (pos > bytes_.size() || width > bytes_.size() - pos)
+      return ByteReader(bytes_, little_ ? Endian::Little : Endian::Big, kSectionName)
+          .uint_at(static_cast<size_t>(std::min<uint64_t>(pos, bytes_.size() + 1)), width,
+                   name());
+    const uint8_t* p = bytes_.data() + pos;
+    uint64_t v = 0;
+    if (little_) {
+      for (size_t i = width; i-- > 0;) v = (v << 8) | p[i];
+    } else {
+      for (size_t i = 0; i < width; ++i) v = (v << 8) | p[i];
+    }
+    return v;
+  }
+
+  template <class Name>
+  Result<int32_t> word(uint64_t pos, size_t width, Name name) const {
+    auto v = uint(pos, width, name);
+    if (!v) return tl::unexpected(v.error());
+    const uint64_t sign = uint64_t{1} << (width * 8 - 1);
+    return static_cast<int32_t>(static_cast<int64_t>((*v ^ sign) - sign));
+  }
+
+ private:
+  Bytes bytes_;
+  bool little_;
 };
 
-Readers readers(Bytes bytes, Endian endian, const Header& h) {
-  const ByteReader r(bytes, endian, kSectionName);
-  // In bounds: build() checked the same layout.
-  return {r, ByteReader(bytes.subspan(static_cast<size_t>(h.fre_subsection()), h.fre_len),
-                        endian, kSectionName, h.fre_subsection())};
-}
+// One row as the scan sees it, and where its words begin.
+struct RowAt {
+  Fre fre;
+  size_t index = 0;
+  uint64_t words_at = 0;
+};
 
 }  // namespace
 
@@ -48,90 +81,120 @@ Result<Index> Index::build(Bytes bytes, uint64_t section_address) {
 
 Arch Index::arch() const { return detail::abi_arch(header_.abi_arch); }
 
+uint64_t Index::fde_at(size_t i) const {
+  return header_.fde_subsection() + i * uint64_t{detail::fde_size(header_.version)};
+}
+
 std::optional<size_t> Index::find_fde(uint64_t pc) const {
-  const auto [section, fres] = readers(bytes_, endian_, header_);
-  // A function's size is the u32 right after its start field (i32 in v1/v2, i64 in v3).
-  const uint64_t stride = detail::fde_size(header_.version);
-  const uint64_t size_at = header_.version == kVersion3 ? 8 : 4;
-  auto covers = [&](size_t i) {
-    if (pc < starts_[i]) return false;
-    auto size = section.uint_at(static_cast<size_t>(header_.fde_subsection() + i * stride +
-                                                    size_at),
-                                4, {});
-    return size && pc - starts_[i] < *size;
-  };
   if (header_.sorted()) {
     auto it = std::upper_bound(starts_.begin(), starts_.end(), pc);
     if (it == starts_.begin()) return std::nullopt;
-    const auto i = static_cast<size_t>(it - starts_.begin()) - 1;
-    if (covers(i)) return i;
-    return std::nullopt;
+    return static_cast<size_t>(it - starts_.begin()) - 1;
   }
-  for (size_t i = 0; i < starts_.size(); ++i)
-    if (covers(i)) return i;
+  // Unsorted: the first function that covers `pc`, as decode()'s model is searched.
+  const Reader r(bytes_, endian_);
+  for (size_t i = 0; i < starts_.size(); ++i) {
+    if (pc < starts_[i]) continue;
+    auto size = r.uint(fde_at(i) + size_field(), 4, [&] { return detail::fde_field(i, "size"); });
+    if (size && pc - starts_[i] < *size) return i;
+  }
   return std::nullopt;
 }
 
 Result<std::optional<UnwindRule>> Index::lookup(uint64_t pc) const {
-  const auto fde_index = find_fde(pc);
-  if (!fde_index) return std::optional<UnwindRule>();
-  const auto [section, fres] = readers(bytes_, endian_, header_);
-  auto fde = detail::read_fde(section, fres, header_, *fde_index, address_);
-  if (!fde) return tl::unexpected(fde.error());
-  uint64_t offset = pc - fde->func_start;
-  if (fde->pcmask()) {
+  const auto i = find_fde(pc);
+  if (!i) return std::optional<UnwindRule>();
+  const Reader r(bytes_, endian_);
+  auto name = [&](const char* field) { return [=] { return detail::fde_field(*i, field); }; };
+  // The FDE's fields (v3: size and fre_off in the index entry, the rest in its attribute
+  // record at the head of its rows).
+  const uint64_t at = fde_at(*i);
+  Fde fde;
+  fde.func_start = starts_[*i];
+  auto size = r.uint(at + size_field(), 4, name("size"));
+  if (!size) return tl::unexpected(size.error());
+  fde.size = static_cast<uint32_t>(*size);
+  if (pc - fde.func_start >= fde.size) return std::optional<UnwindRule>();
+  auto fre_off = r.uint(at + size_field() + 4, 4, name("fre_off"));
+  if (!fre_off) return tl::unexpected(fre_off.error());
+  fde.fre_off = static_cast<uint32_t>(*fre_off);
+  const uint64_t attr = header_.version == kVersion3 ? header_.fre_subsection() + fde.fre_off
+                                                     : at + size_field() + 8;
+  const size_t count_width = header_.version == kVersion3 ? 2 : 4;
+  auto num_fres = r.uint(attr, count_width, name("num_fres"));
+  if (!num_fres) return tl::unexpected(num_fres.error());
+  fde.num_fres = static_cast<uint32_t>(*num_fres);
+  auto info = r.uint(attr + count_width, 1, name("info"));
+  if (!info) return tl::unexpected(info.error());
+  fde.info = static_cast<uint8_t>(*info);
+  if (header_.version != kVersion1) {
+    const uint64_t rep_at = attr + count_width + (header_.version == kVersion3 ? 2 : 1);
+    auto rep = r.uint(rep_at, 1, name("rep_size"));
+    if (!rep) return tl::unexpected(rep.error());
+    fde.rep_size = static_cast<uint8_t>(*rep);
+    if (header_.version == kVersion3) {
+      auto info2 = r.uint(attr + count_width + 1, 1, name("info2"));
+      if (!info2) return tl::unexpected(info2.error());
+      fde.info2 = static_cast<uint8_t>(*info2);
+    }
+  }
+
+  uint64_t offset = pc - fde.func_start;
+  if (fde.pcmask()) {
     // PCMASK rows repeat every rep_size bytes from the function start (notes §1).
-    const uint32_t rep = header_.version == kVersion1 ? kRepSizeV1PcMask : fde->rep_size;
+    const uint32_t rep = header_.version == kVersion1 ? kRepSizeV1PcMask : fde.rep_size;
     if (rep == 0) return std::optional<UnwindRule>();
     offset %= rep;
   }
-  // The last row starting at or before `offset`, and where its words begin.
-  std::optional<Fre> row;
-  std::optional<size_t> row_index;
-  uint64_t words_at = 0;
-  uint64_t pos = detail::first_fre_pos(header_, *fde);
-  if (rows_ascending_) {
-    for (size_t j = 0; j < fde->num_fres; ++j) {
-      const uint64_t at = pos;
-      auto fre = detail::check_fre(fres, pos, fde->fre_type(), *fde_index, j);
-      if (!fre) return tl::unexpected(fre.error());
-      if (fre->start_offset > offset) break;
-      row = *fre;
-      row_index = j;
-      words_at = at + detail::fre_start_size(fde->fre_type()) + 1;
+  // The last row starting at or before `offset`. Rows in order (the rule): scan until the
+  // first row past it. Out of order: choose exactly as a binary search over the decoded rows.
+  const size_t start_size = detail::fre_start_size(fde.fre_type());
+  uint64_t pos = header_.fre_subsection() + detail::first_fre_pos(header_, fde);
+  std::optional<RowAt> found;
+  std::vector<RowAt> all;
+  for (size_t j = 0; j < fde.num_fres; ++j) {
+    auto fre_name = [&](const char* field) {
+      return [=] { return detail::fre_field(*i, j, field); };
+    };
+    RowAt row{{}, j, pos + start_size + 1};
+    row.fre.offset = pos;
+    auto start = r.uint(pos, start_size, fre_name("start"));
+    if (!start) return tl::unexpected(start.error());
+    row.fre.start_offset = static_cast<uint32_t>(*start);
+    auto fre_info = r.uint(pos + start_size, 1, fre_name("info"));
+    if (!fre_info) return tl::unexpected(fre_info.error());
+    row.fre.info = static_cast<uint8_t>(*fre_info);
+    pos = row.words_at + (uint64_t{row.fre.word_count()} << row.fre.word_size_code());
+    if (!rows_ascending_) {
+      all.push_back(row);
+      continue;
     }
-  } else {
-    // Rows out of order: choose exactly as a binary search over the decoded rows does.
-    std::vector<std::pair<Fre, uint64_t>> rows;
-    for (size_t j = 0; j < fde->num_fres; ++j) {
-      const uint64_t at = pos;
-      auto fre = detail::check_fre(fres, pos, fde->fre_type(), *fde_index, j);
-      if (!fre) return tl::unexpected(fre.error());
-      rows.emplace_back(*fre, at + detail::fre_start_size(fde->fre_type()) + 1);
-    }
-    auto it = std::upper_bound(rows.begin(), rows.end(), offset,
-                               [](uint64_t v, const auto& r) { return v < r.first.start_offset; });
-    if (it != rows.begin()) {
-      --it;
-      row = it->first;
-      row_index = static_cast<size_t>(it - rows.begin());
-      words_at = it->second;
-    }
+    if (row.fre.start_offset > offset) break;
+    found = row;
   }
-  if (!row) return std::optional<UnwindRule>();
-  // At most 15 words (a 4-bit count), in bounds (build() read them).
-  std::array<int32_t, kFreInfoCountMask> words{};
-  const size_t word_size = size_t{1} << row->word_size_code();
-  for (unsigned k = 0; k < row->word_count(); ++k) {
-    auto w = fres.sint_at(static_cast<size_t>(words_at + k * word_size), word_size, {});
+  if (!rows_ascending_) {
+    auto it = std::upper_bound(all.begin(), all.end(), offset, [](uint64_t v, const RowAt& a) {
+      return v < a.fre.start_offset;
+    });
+    if (it != all.begin()) found = *(it - 1);
+  }
+  if (!found) return std::optional<UnwindRule>();
+
+  const Fre& fre = found->fre;
+  std::array<int32_t, kFreInfoCountMask> words{};  // at most 15: a 4-bit count
+  const size_t word_size = size_t{1} << fre.word_size_code();
+  for (unsigned k = 0; k < fre.word_count(); ++k) {
+    auto w = r.word(found->words_at + k * word_size, word_size, [&] {
+      return fmt::format("fde[{}].fre[{}].word[{}]", *i, found->index, k);
+    });
     if (!w) return tl::unexpected(w.error());
-    words[k] = static_cast<int32_t>(*w);
+    words[k] = *w;
   }
-  auto interpreted = detail::interpret_words(
-      header_, fde->flex(header_.version), fde->fre_type(), *row,
-      std::span<const int32_t>(words.data(), row->word_count()), *fde_index, *row_index);
-  if (!interpreted) return tl::unexpected(interpreted.error());
-  return std::optional<UnwindRule>(detail::lower_row(header_, *fde, row->info, *interpreted));
+  auto row = detail::interpret_words(header_, fde.flex(header_.version), fde.fre_type(), fre,
+                                     std::span<const int32_t>(words.data(), fre.word_count()),
+                                     *i, found->index);
+  if (!row) return tl::unexpected(row.error());
+  return std::optional<UnwindRule>(detail::lower_row(header_, fde, fre.info, *row));
 }
 
 }  // namespace unwindkit::sframe

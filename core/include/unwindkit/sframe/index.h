@@ -33,6 +33,10 @@ class Index {
       : bytes_(bytes), endian_(endian), header_(header), address_(address) {}
 
   std::optional<size_t> find_fde(uint64_t pc) const;
+  // Where FDE `i`'s index entry is, and its size field inside it (after an i32 start in v1
+  // and v2, an i64 start in v3).
+  uint64_t fde_at(size_t i) const;
+  uint64_t size_field() const { return header_.version == kVersion3 ? 8 : 4; }
 
   Bytes bytes_;
   Endian endian_;
