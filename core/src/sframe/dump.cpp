@@ -2,6 +2,7 @@
 // trailing spaces), same quirks per binutils release (see notes §1).
 #include "unwindkit/sframe/dump.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <iterator>
@@ -32,7 +33,7 @@ std::string flags_text(const Section& s) {
   return fmt::format("{}", fmt::join(names, ",\n           "));
 }
 
-void dump_header(const Section& s, std::string& out) {
+void dump_header(const Section& s, fmt::memory_buffer& out) {
   auto o = std::back_inserter(out);
   fmt::format_to(o, "\n  Header :\n\n");
   fmt::format_to(o, "    Version: SFRAME_VERSION_{}\n", s.header.version);
@@ -51,18 +52,20 @@ std::string reg_text(const Section& s, uint16_t reg) {
   const AbiRegs regs = abi_regs(s.header.abi_arch);
   if (reg == regs.sp) return "sp";
   if (reg == regs.fp) return "fp";
-  return fmt::format("r{}", reg);
+  return fmt::format(FMT_COMPILE("r{}"), reg);
 }
 
 std::string reg_offset_text(const Section& s, const Slot& slot) {
-  const std::string text = fmt::format("{}{:+d}", reg_text(s, slot.reg), slot.offset);
+  const std::string text =
+      fmt::format(FMT_COMPILE("{}{:+d}"), reg_text(s, slot.reg), slot.offset);
   return slot.kind == Slot::Kind::AtReg ? "(" + text + ")" : text;
 }
 
 std::string cfa_cell(const Section& s, const Fde& fde, const Row& row) {
-  if (old_style(s)) return fmt::format("{}+{}", reg_text(s, row.cfa.reg), row.cfa.offset);
+  if (old_style(s))
+    return fmt::format(FMT_COMPILE("{}+{}"), reg_text(s, row.cfa.reg), row.cfa.offset);
   if (!fde.flex(s.header.version) && row.cfa.kind == Slot::Kind::InReg)
-    return fmt::format("{}{:+d}", reg_text(s, row.cfa.reg), row.cfa.offset);
+    return fmt::format(FMT_COMPILE("{}{:+d}"), reg_text(s, row.cfa.reg), row.cfa.offset);
   return reg_offset_text(s, row.cfa);
 }
 
@@ -75,62 +78,78 @@ std::string slot_cell(const Section& s, const Fde& fde, const Slot& slot, bool i
     case Slot::Kind::Padding: return flex && is_ra ? "U" : "u";
     case Slot::Kind::Fixed:
       if (is_ra) return old_style(s) ? "u" : "f";
-      return fmt::format("c{:+d}", slot.offset);
-    case Slot::Kind::AtCfa: return fmt::format("c{:+d}", slot.offset);
+      return fmt::format(FMT_COMPILE("c{:+d}"), slot.offset);
+    case Slot::Kind::AtCfa: return fmt::format(FMT_COMPILE("c{:+d}"), slot.offset);
     case Slot::Kind::InReg:
     case Slot::Kind::AtReg:
-      if (!flex) return fmt::format("r{}", slot.reg);
+      if (!flex) return fmt::format(FMT_COMPILE("r{}"), slot.reg);
       return reg_offset_text(s, slot);
   }
   return "u";
 }
 
-void dump_function(const Section& s, size_t index, std::string& out) {
+// `text` left-aligned in `width` columns, as printf's "%-10s": the cells are ASCII, so this
+// skips fmt's display-width scan of every cell.
+void append_padded(fmt::memory_buffer& out, std::string_view text, size_t width) {
+  out.append(text);
+  for (size_t n = text.size(); n < width; ++n) out.push_back(' ');
+}
+
+void dump_function(const Section& s, size_t index, fmt::memory_buffer& out) {
   const Fde& fde = s.fdes[index];
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "\n    func idx [{}]: pc = {:#x}, size = {} bytes",
+  fmt::format_to(o, FMT_COMPILE("\n    func idx [{}]: pc = {:#x}, size = {} bytes"),
                  static_cast<int32_t>(index), fde.func_start, static_cast<int32_t>(fde.size));
-  if (s.is_aarch64() && fde.pauth_key_b()) fmt::format_to(o, ", pauth = B key");
+  if (s.is_aarch64() && fde.pauth_key_b()) fmt::format_to(o, FMT_COMPILE(", pauth = B key"));
   if (!old_style(s)) {
     std::string attr;
     if (fde.signal(s.header.version)) attr += 'S';
     if (fde.flex(s.header.version)) attr += 'F';
-    if (!attr.empty()) fmt::format_to(o, ", attr = \"{}\"", attr);
+    if (!attr.empty()) fmt::format_to(o, FMT_COMPILE(", attr = \"{}\""), attr);
   }
-  fmt::format_to(o, "\n    {:<7}{:<8} {:<10}{:<10}{:<13}", "STARTPC", fde.pcmask() ? "[m]" : "   ",
-                 "CFA", "FP", "RA");
+  fmt::format_to(o, FMT_COMPILE("\n    {:<7}{:<8} {:<10}{:<10}{:<13}"), "STARTPC",
+                 fde.pcmask() ? "[m]" : "   ", "CFA", "FP", "RA");
   for (size_t j = 0; j < fde.fres.size(); ++j) {
     const Fre& fre = fde.fres[j];
     // PCMASK rows show the raw offset inside the repeated block.
     const uint64_t pc = fde.pcmask() ? fre.start_offset : fde.func_start + fre.start_offset;
-    fmt::format_to(o, "\n    {:016x}", pc);
+    fmt::format_to(o, FMT_COMPILE("\n    {:016x}"), pc);
     auto row = interpret(s, index, j);
     // Words that mean nothing (validate() reports them): say so instead of guessing.
     if (!row) {
-      fmt::format_to(o, "  invalid: {}", row.error().message);
+      fmt::format_to(o, FMT_COMPILE("  invalid: {}"), row.error().message);
       continue;
     }
     if (row->ra_undefined && !old_style(s)) {
-      fmt::format_to(o, "  RA undefined");
+      fmt::format_to(o, FMT_COMPILE("  RA undefined"));
       continue;
     }
-    fmt::format_to(o, "  {:<10}", row->ra_undefined ? std::string(fre.base_sp() ? "sp+0" : "fp+0")
-                                                    : cfa_cell(s, fde, *row));
-    fmt::format_to(o, "{:<10}", slot_cell(s, fde, row->fp, false));
-    fmt::format_to(o, "{:<13}",
-                   slot_cell(s, fde, row->ra, true) + (fre.ra_mangled() ? "[s]" : "   "));
+    out.append(std::string_view("  "));
+    append_padded(out, row->ra_undefined ? std::string(fre.base_sp() ? "sp+0" : "fp+0")
+                                         : cfa_cell(s, fde, *row),
+                  10);
+    append_padded(out, slot_cell(s, fde, row->fp, false), 10);
+    append_padded(out, slot_cell(s, fde, row->ra, true) + (fre.ra_mangled() ? "[s]" : "   "), 13);
   }
-  out += '\n';
+  out.push_back('\n');
 }
 
 }  // namespace
 
 std::string dump(const Section& section) {
-  std::string out = "Contents of the SFrame section .sframe:";
+  // One growing buffer and formats parsed at compile time: the dump is millions of cells.
+  fmt::memory_buffer out;
+  // Roughly what readelf prints per function and per row: one allocation instead of a
+  // doubling series (each copy touching fresh pages). Counts from the decoded rows, never
+  // from the header's claims.
+  size_t rows = 0;
+  for (const Fde& fde : section.fdes) rows += fde.fres.size();
+  out.reserve(section.fdes.size() * 128 + rows * 56);
+  fmt::format_to(std::back_inserter(out), "Contents of the SFrame section .sframe:");
   dump_header(section, out);
-  out += "\n  Function Index :\n";
+  fmt::format_to(std::back_inserter(out), "\n  Function Index :\n");
   for (size_t i = 0; i < section.fdes.size(); ++i) dump_function(section, i, out);
-  return out;
+  return fmt::to_string(out);
 }
 
 }  // namespace unwindkit::sframe
