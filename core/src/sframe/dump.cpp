@@ -107,8 +107,13 @@ void dump_function(const Section& s, size_t index, fmt::memory_buffer& out) {
     if (fde.flex(s.header.version)) attr += 'F';
     if (!attr.empty()) fmt::format_to(o, FMT_COMPILE(", attr = \"{}\""), attr);
   }
-  fmt::format_to(o, FMT_COMPILE("\n    {:<7}{:<8} {:<10}{:<10}{:<13}"), "STARTPC",
-                 fde.pcmask() ? "[m]" : "   ", "CFA", "FP", "RA");
+  out.append(std::string_view("\n    "));
+  append_padded(out, "STARTPC", 7);
+  append_padded(out, fde.pcmask() ? "[m]" : "   ", 8);
+  out.push_back(' ');
+  append_padded(out, "CFA", 10);
+  append_padded(out, "FP", 10);
+  append_padded(out, "RA", 13);
   for (size_t j = 0; j < fde.fres.size(); ++j) {
     const Fre& fre = fde.fres[j];
     // PCMASK rows show the raw offset inside the repeated block.
