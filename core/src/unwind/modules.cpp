@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "unwindkit/sframe/sframe.h"
-
 namespace unwindkit::unwind {
 
 namespace {
@@ -107,9 +105,9 @@ Result<const dwarf::CfiTables*> Module::cfi() {
   return borrow(*cfi_);
 }
 
-Result<const sframe::Section*> Module::sframe() {
+Result<const sframe::Index*> Module::sframe() {
   if (!sframe_) {
-    sframe_ = std::unique_ptr<sframe::Section>();
+    sframe_ = std::unique_ptr<sframe::Index>();
     auto f = elf();
     if (!f) {
       sframe_ = tl::unexpected(f.error());
@@ -128,8 +126,8 @@ Result<const sframe::Section*> Module::sframe() {
           }
       }
       if (!bytes.empty()) {
-        if (auto d = sframe::decode(bytes, address); d)
-          sframe_ = std::make_unique<sframe::Section>(std::move(*d));
+        if (auto d = sframe::Index::build(bytes, address); d)
+          sframe_ = std::make_unique<sframe::Index>(std::move(*d));
         else
           sframe_ = tl::unexpected(d.error());
       }
@@ -164,7 +162,7 @@ Result<std::optional<UnwindRule>> Module::sframe_rule(uint64_t pc) {
   if (!s) return tl::unexpected(s.error());
   if (!*s) return std::optional<UnwindRule>();
   const uint64_t b = bias();
-  auto r = sframe::lookup(**s, pc - b);
+  auto r = (*s)->lookup(pc - b);
   if (!r) return r;
   return relocate(std::move(*r), b);
 }

@@ -150,7 +150,7 @@ class Walker {
     Module* m = modules_.find(at);
     if (!m) return false;
     auto s = m->sframe();
-    return s && *s && ((*s)->header.flags & sframe::kFlagFramePointer) != 0;
+    return s && *s && ((*s)->header().flags & sframe::kFlagFramePointer) != 0;
   }
 
   // Why the step's result cannot be the caller, or nullopt if it can.

@@ -14,7 +14,7 @@
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/error.h"
 #include "unwindkit/rules.h"
-#include "unwindkit/sframe/section.h"
+#include "unwindkit/sframe/index.h"
 #include "unwindkit/unwind/core_file.h"
 
 namespace unwindkit::unwind {
@@ -51,8 +51,9 @@ class Module {
   // Opened/parsed on first use; errors are cached too.
   Result<const elf::ElfFile*> elf();
   Result<const dwarf::CfiTables*> cfi();
-  // nullptr: the module has no .sframe section (or PT_GNU_SFRAME segment).
-  Result<const sframe::Section*> sframe();
+  // nullptr: the module has no .sframe section (or PT_GNU_SFRAME segment). The Index reads
+  // the section inside the module's ELF image, which the module keeps.
+  Result<const sframe::Index*> sframe();
 
   // Rules at runtime address `pc` (func_start/func_end in runtime addresses too);
   // nullopt when the table has no entry for it or the module has no such table.
@@ -69,7 +70,7 @@ class Module {
   std::optional<uint64_t> bias_;
   std::optional<Result<std::unique_ptr<elf::ElfFile>>> elf_;
   std::optional<Result<std::unique_ptr<dwarf::CfiTables>>> cfi_;
-  std::optional<Result<std::unique_ptr<sframe::Section>>> sframe_;
+  std::optional<Result<std::unique_ptr<sframe::Index>>> sframe_;
 };
 
 class ModuleMap {
