@@ -10,7 +10,9 @@ Both crash to a core (same addresses: ASLR off, same-length folders). The truth 
 GDB alone (and of LLDB alone) on the intact core: per frame of the program's own sources,
 its function name, file basename and line. With the plugin, `bt` on the stripped core must
 give the same; without it, `bt` on the stripped core must not (which shows the plugin made
-the difference).
+the difference). The LLDB side file's DWARF, made from .trace, must pass
+`llvm-dwarfdump --verify`. `unwindkit trace lookup` in each debugger must give the truth's
+file:line for the innermost frame of the program's own.
 
 One known difference is expected, not hidden: GDB names a Fortran main program by its
 PROGRAM statement (DWARF DW_AT_name, here `trace_driver`); .trace is made from the symbol
@@ -154,6 +156,13 @@ def main():
                 if ".trace contents:" not in out or f"{routine}+0x" not in out or \
                         f" {file}:{line} " not in out:
                     failures.append(f"lldb {name}: trace dump/lookup output: {out[-800:]}")
+                # The side files' DWARF (made from .trace) must pass LLVM's own verifier.
+                dwarfdump = need("llvm-dwarfdump-22")
+                for side in os.listdir(ours.cache_dir):
+                    v = run([dwarfdump, "--verify", os.path.join(ours.cache_dir, side)], check=False)
+                    if v.returncode != 0 or "No errors." not in v.stdout:
+                        failures.append(f"lldb {name}: llvm-dwarfdump --verify {side}: "
+                                        f"{v.stdout[-600:]}")
             except Skip as e:
                 print(f"SKIP lldb {name}: {e}")
             ran += 1
