@@ -122,11 +122,17 @@ def main():
                 continue
             own_files = set(sources)
             gdb = need("gdb")
+            alone = run_gdb(gdb, stripped.exe, stripped_core, ["bt"], plugin=False)
             own = compare(f"gdb {name}",
                           gdb_frames(run_gdb(gdb, intact.exe, intact_core, ["bt"], plugin=False)),
                           gdb_frames(run_gdb(gdb, stripped.exe, stripped_core, ["bt"], plugin=True)),
-                          gdb_frames(run_gdb(gdb, stripped.exe, stripped_core, ["bt"], plugin=False)),
-                          own_files, renames, failures)
+                          gdb_frames(alone), own_files, renames, failures)
+            # The filter switched off gives back GDB's own bt, line for line.
+            off = run_gdb(gdb, stripped.exe, stripped_core,
+                          ["disable frame-filter global unwindkit-trace", "bt"], plugin=True)
+            if [l for l in off.splitlines() if l.startswith("#")] != \
+                    [l for l in alone.splitlines() if l.startswith("#")]:
+                failures.append(f"gdb {name}: bt with the filter disabled differs from GDB alone")
             # The commands on the innermost frame of the program's own: what .trace gives its
             # pc (a caller's pc - 1: the call, not the return address) must be the truth's
             # file:line.

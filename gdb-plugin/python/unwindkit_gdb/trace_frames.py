@@ -42,9 +42,26 @@ class TraceState:
     def __init__(self, tables):
         self.tables = tables  # tables.TableState: which file holds a pc, and its load bias
         self._by_path = {}
+        self._any = None
 
     def invalidate(self):
         self._by_path = {}
+        self._any = None
+
+    def any_trace(self):
+        """True when a file GDB has loaded has a `.trace` section."""
+        if self._any is None:
+            self._any = False
+            try:
+                for objfile in gdb.current_progspace().objfiles():
+                    path = objfile.filename
+                    if objfile.owner is None and path and os.path.isfile(path) and \
+                            self.table(path).has_trace:
+                        self._any = True
+                        break
+            except Exception:  # noqa: BLE001 - never raise into GDB
+                pass
+        return self._any
 
     def table(self, path):
         table = self._by_path.get(path)
@@ -104,14 +121,26 @@ class UnnamedDecorator(FrameDecorator):
 
 
 class TraceFrameFilter:
-    """Decorates frames without debug information whose pc a `.trace` section covers."""
+    """Decorates frames without debug information whose pc a `.trace` section covers.
+
+    It counts as enabled only while some loaded file has `.trace`: with no enabled frame
+    filter GDB prints frames itself, so programs without `.trace` look exactly as without
+    the plugin (a filter, even one that changes nothing, prints some frames differently)."""
 
     def __init__(self, state):
         self.name = "unwindkit-trace"
         self.priority = 100
-        self.enabled = True
+        self._user_enabled = True
         self._state = state
         gdb.frame_filters[self.name] = self
+
+    @property
+    def enabled(self):
+        return self._user_enabled and self._state.any_trace()
+
+    @enabled.setter
+    def enabled(self, value):  # `enable/disable frame-filter global unwindkit-trace`
+        self._user_enabled = value
 
     def filter(self, frame_iter):
         return (self._decorate(d) for d in frame_iter)
