@@ -11,7 +11,7 @@ GDB alone (and of LLDB alone) on the intact core: per frame of the program's own
 its function name, file basename and line. With the plugin, `bt` on the stripped core must
 give the same; without it, `bt` on the stripped core must not (which shows the plugin made
 the difference). The LLDB side file's DWARF, made from .trace, must pass
-`llvm-dwarfdump --verify`. `unwindkit trace lookup` in each debugger must give the truth's
+`llvm-dwarfdump --verify` and hold the program's own line table as binutils reads it. `unwindkit trace lookup` in each debugger must give the truth's
 file:line for the innermost frame of the program's own.
 
 One known difference is expected, not hidden: GDB names a Fortran main program by its
@@ -77,6 +77,16 @@ def build(name, work, src_dir):
     run(["strip", "--strip-all", "-o", os.path.join(stripped, "prog"), os.path.join(intact, "prog")])
     return (truth.Build(intact, os.path.join(intact, "prog"), []),
             truth.Build(stripped, os.path.join(stripped, "prog"), []))
+
+
+def decoded_lines(path):
+    """{address: (file basename, line)} from `objdump --dwarf=decodedline` (binutils)."""
+    rows = {}
+    for line in run(["objdump", "--dwarf=decodedline", path]).stdout.splitlines():
+        m = re.match(r"^(\S+)\s+(\d+)\s+(0x[0-9a-f]+)", line)
+        if m and int(m.group(2)) > 0:
+            rows.setdefault(int(m.group(3), 16), (os.path.basename(m.group(1)), int(m.group(2))))
+    return rows
 
 
 def sections(path):
@@ -162,9 +172,22 @@ def main():
                 if ".trace contents:" not in out or f"{routine}+0x" not in out or \
                         f" {file}:{line} " not in out:
                     failures.append(f"lldb {name}: trace dump/lookup output: {out[-800:]}")
-                # The side files' DWARF (made from .trace) must pass LLVM's own verifier.
+                # The side files' DWARF (made from .trace) must pass LLVM's own verifier, and
+                # binutils must read from it the -g program's own line table: each row start
+                # with the file and line the program's DWARF has there, every line of it.
                 dwarfdump = need("llvm-dwarfdump-22")
+                program_lines = decoded_lines(os.path.join(work, name, "prog.g"))
                 for side in os.listdir(ours.cache_dir):
+                    side_lines = decoded_lines(os.path.join(ours.cache_dir, side))
+                    print(f"lldb {name}: side file {side}: {len(side_lines)} line rows, "
+                          f"program's DWARF {len(program_lines)}")
+                    wrong = {a: (r, program_lines.get(a)) for a, r in side_lines.items()
+                             if program_lines.get(a) != r}
+                    if not side_lines or wrong or \
+                            set(side_lines.values()) != set(program_lines.values()):
+                        failures.append(f"lldb {name}: side file {side} line table: "
+                                        f"{len(side_lines)} rows, differing {wrong}, missing "
+                                        f"{set(program_lines.values()) - set(side_lines.values())}")
                     v = run([dwarfdump, "--verify", os.path.join(ours.cache_dir, side)], check=False)
                     if v.returncode != 0 or "No errors." not in v.stdout:
                         failures.append(f"lldb {name}: llvm-dwarfdump --verify {side}: "
