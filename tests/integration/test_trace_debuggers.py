@@ -111,6 +111,11 @@ def compare(label, truth_frames, with_plugin, without_plugin, own_files, renames
         if alone is None or alone[1:] == (file, line) or alone[0] == want[0]:
             failures.append(f"{label} #{lvl}: without the plugin the stripped bt already "
                             f"shows {alone}: the test could not fail")
+    # Frames outside the program's sources (libc, libgfortran) keep the names the debugger
+    # alone gives them on the stripped core.
+    for lvl, alone in sorted(without_plugin.items()):
+        if lvl not in own and (with_plugin.get(lvl) or (None,))[0] != alone[0]:
+            failures.append(f"{label} #{lvl}: alone {alone}, with the plugin {with_plugin.get(lvl)}")
     return own
 
 

@@ -110,14 +110,14 @@ class TraceDecorator(FrameDecorator):
         return self._line
 
 
-class UnnamedDecorator(FrameDecorator):
-    """A frame nobody names: `??`, as GDB prints it without frame filters (through a filter,
-    GDB would print an empty name)."""
+class GdbNameDecorator(FrameDecorator):
+    """A frame .trace does not cover, named as GDB names it without frame filters: its
+    symbol's name (FrameDecorator would hand GDB a bare pc, which GDB then prints as an empty
+    name for a frame in a stripped library), else `??`."""
 
     def function(self):
-        name = super().function()
-        return "??" if isinstance(name, int) and gdb.current_progspace().block_for_pc(name) is None \
-            and self.inferior_frame().name() is None else name
+        name = self.inferior_frame().name()
+        return name if name is not None else "??"
 
 
 class TraceFrameFilter:
@@ -153,7 +153,7 @@ class TraceFrameFilter:
                 return decorator  # GDB has debug information here: its own values win
             _, _, found = self._state.locate(_lookup_pc(frame))
             if found is None:
-                return UnnamedDecorator(decorator) if frame.name() is None else decorator
+                return GdbNameDecorator(decorator)
             routine, filename, line = found[0], found[1], found[2]
             return TraceDecorator(decorator, routine, filename, line)
         except Exception:  # noqa: BLE001 - never raise into GDB's backtrace
