@@ -11,6 +11,7 @@
 #include "loaded_module.h"
 #include "pending_frame.h"
 #include "python_memory.h"
+#include "trace_table.h"
 #include "unwindkit/sframe/dump.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
@@ -205,4 +206,6 @@ PYBIND11_MODULE(_unwindkit, m) {
            py::arg("max_frames"),
            "The core's walk: ([(pc, cfa or None, source or '', module path or '')], why it "
            "stopped).");
+
+  bind_trace(m);
 }

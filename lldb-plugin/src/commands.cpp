@@ -3,6 +3,7 @@
 
 #include "sframe_commands.h"
 #include "status_commands.h"
+#include "trace_commands.h"
 #include "walk_commands.h"
 
 namespace unwindkit::lldb_plugin {
@@ -42,6 +43,14 @@ void register_commands(lldb::SBDebugger debugger, Installer& installer) {
   sframe.AddCommand("check", new SframeCheckCommand(installer),
                     "Run the strict SFrame checks; every problem with its byte offset.",
                     "unwindkit sframe check [-m <module>]", "");
+  lldb::SBCommand trace = root.AddMultiwordCommand(
+      "trace", "Inspect the .trace (Intel traceback) sections of the selected target's modules.");
+  trace.AddCommand("dump", new TraceDumpCommand(installer),
+                   "Print .trace sections record by record, as `unwindkit trace dump` does.",
+                   "unwindkit trace dump [-m <module>]", "");
+  trace.AddCommand("lookup", new TraceLookupCommand(installer),
+                   "Show the routine, file and line .trace gives a load address.",
+                   "unwindkit trace lookup <address>", "");
 }
 
 }  // namespace unwindkit::lldb_plugin

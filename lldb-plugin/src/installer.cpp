@@ -59,8 +59,11 @@ void Installer::sync(lldb::SBTarget target) {
     auto key = std::make_pair(id, module_key(module));
     bool had_cfi = installed_.contains(key) && installed_[key];
     installed_[key] = enabled_;
-    if (!usable(st.tables)) continue;
-    if (!enabled_ && !had_cfi) continue;  // never given ours: LLDB's own state already
+    // A module with .trace lines gets its side file whether or not unwinding is enabled:
+    // names and lines are not unwinding.
+    const bool lines = trace_lines(st.tables);
+    if (!usable(st.tables) && !lines) continue;
+    if (!enabled_ && !had_cfi && !lines) continue;  // never given ours: LLDB's own state already
     install(target, module, st);
   }
 }

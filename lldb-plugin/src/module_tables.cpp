@@ -17,12 +17,15 @@
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
 #include "unwindkit/stepper.h"
+#include "unwindkit/trace/constants.h"
+#include "unwindkit/trace/decode.h"
+#include "unwindkit/trace/to_dwarf.h"
 
 namespace unwindkit::lldb_plugin {
 namespace {
 
 // Bumped whenever the side files' contents change, so stale cache entries are not reused.
-constexpr int kSideFileFormat = 3;
+constexpr int kSideFileFormat = 4;
 constexpr const char* kDisabledMarker = "__unwindkit_disabled";
 
 std::vector<uint8_t> section_bytes(lldb::SBSection section) {
@@ -168,6 +171,25 @@ std::vector<uint8_t> build_id_bytes(const std::string& hex) {
   return out;
 }
 
+// `.trace` lies outside every PT_LOAD: LLDB reads it from the file, as it does .sframe.
+void read_trace(lldb::SBModule module, ModuleTables& t) {
+  t.has_debug_info = module.FindSection(".debug_info").IsValid();
+  lldb::SBSection section = module.FindSection(trace::kSectionName);
+  if (!section.IsValid()) return;
+  t.has_trace = true;
+  t.trace_bytes = section_bytes(section);
+  if (t.trace_bytes.size() != section.GetByteSize()) {
+    t.trace_error = Error{trace::kSectionName, 0, "section data", "LLDB could not read the section"};
+    return;
+  }
+  auto decoded = trace::decode(t.trace_bytes, module.GetAddressByteSize() == 4 ? 4 : 8);
+  if (!decoded) {
+    t.trace_error = decoded.error();
+    return;
+  }
+  t.trace = std::move(*decoded);
+}
+
 ModuleTables read_module_tables(lldb::SBModule module) {
   ModuleTables t;
   t.path = file_path(module.GetFileSpec());
@@ -175,6 +197,7 @@ ModuleTables read_module_tables(lldb::SBModule module) {
     for (const char* p = uuid; *p; ++p)
       if (*p != '-') t.build_id += static_cast<char>(std::tolower(*p));
   }
+  read_trace(module, t);
   lldb::SBSection section = module.FindSection(sframe::kSectionName);
   if (!section.IsValid()) return t;
   t.has_sframe = true;
@@ -216,18 +239,37 @@ Result<std::filesystem::path> side_file_for(lldb::SBModule module, const ModuleT
   spec.endian = module.GetByteOrder() == lldb::eByteOrderBig ? Endian::Big : Endian::Little;
   spec.build_id = build_id_bytes(tables.build_id);
   spec.sections = allocated_sections(module);
-  if (with_unwind && tables.sframe) {
+  std::map<uint64_t, elf::SideFileSymbol> routines;  // by start: .trace's names win
+  if (trace_lines(tables)) {
+    for (const auto& m : tables.trace->modules)
+      for (const auto& r : m.routines)
+        if (!r.name.empty()) routines.emplace(r.start, elf::SideFileSymbol{r.name, r.start, 0});
+    for (const auto& row : tables.trace->rows) {
+      if (row.routine == trace::kNone) continue;
+      const auto& r = tables.trace->modules[row.module].routines[row.routine];
+      auto it = routines.find(r.start);
+      if (it != routines.end()) it->second.size = std::max(it->second.size, row.end - r.start);
+    }
+    auto dwarf = trace::to_dwarf(*tables.trace, spec.endian);
+    spec.debug_sections = {{".debug_abbrev", std::move(dwarf.debug_abbrev)},
+                           {".debug_info", std::move(dwarf.debug_info)},
+                           {".debug_line", std::move(dwarf.debug_line)}};
+  }
+  if (with_unwind && usable(tables)) {
     auto functions = cfi_functions(*tables.sframe);
     add_entry_point(module, tables.sframe->arch(), spec.sections, functions);
     auto names = code_symbols(module);
     for (const auto& fn : functions) {
+      if (routines.contains(fn.start)) continue;
       auto it = names.find(fn.start);
       std::string name = it != names.end() ? it->second : fmt::format("__unwindkit_fn_{:x}", fn.start);
       spec.functions.push_back({std::move(name), fn.start, fn.end - fn.start});
     }
     spec.debug_frame = dwarf::write_debug_frame(
         functions, {tables.sframe->arch(), tables.sframe->endian, 8});
-  } else {
+  }
+  for (auto& [start, symbol] : routines) spec.functions.push_back(std::move(symbol));
+  if (spec.functions.empty()) {
     // LLDB refuses a symbol file with no symbols at all ("does not match any existing
     // module"): one absolute marker makes it acceptable without naming any code.
     spec.functions.push_back({kDisabledMarker, 0, 0});

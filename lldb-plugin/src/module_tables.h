@@ -13,6 +13,7 @@
 
 #include "unwindkit/error.h"
 #include "unwindkit/sframe/section.h"
+#include "unwindkit/trace/section.h"
 
 namespace unwindkit::lldb_plugin {
 
@@ -25,6 +26,12 @@ struct ModuleTables {
   std::optional<sframe::Section> sframe;  // decoded, when decoding succeeded
   std::optional<Error> error;             // why it did not, with the byte offset
   std::vector<Error> problems;            // what the strict checks found (sframe/validate.h)
+  // `.trace` (Intel traceback), read from the module file as .sframe is.
+  bool has_trace = false;
+  std::vector<uint8_t> trace_bytes;
+  std::optional<trace::Section> trace;  // decoded, when decoding succeeded
+  std::optional<Error> trace_error;
+  bool has_debug_info = false;  // the module's own DWARF, which a side file must not hide
 };
 
 // Reads, decodes and checks the module's .sframe. Never fails: problems land in `error`
@@ -32,7 +39,8 @@ struct ModuleTables {
 ModuleTables read_module_tables(lldb::SBModule module);
 
 // Writes (or finds in `cache_dir`) the side file for `tables`: build-id, placeholders for the
-// module's sections, .symtab and .debug_frame from every SFrame row. `with_unwind` false
+// module's sections, .symtab and .debug_frame from every SFrame row, and (trace_lines) the
+// routines of `.trace` as symbols and DWARF functions with its line table. `with_unwind` false
 // writes the same file without .debug_frame and symbols, which hands unwinding back to LLDB.
 Result<std::filesystem::path> side_file_for(lldb::SBModule module, const ModuleTables& tables,
                                             const std::filesystem::path& cache_dir,
@@ -46,5 +54,9 @@ std::vector<uint8_t> build_id_bytes(const std::string& hex);
 
 // True when unwindkit should give this module's rules to LLDB: decoded and no problems.
 inline bool usable(const ModuleTables& t) { return t.sframe && !t.error && t.problems.empty(); }
+
+// True when the side file should carry the module's `.trace` lines: decoded, and the module
+// has no DWARF of its own (a side file would take the place of it).
+inline bool trace_lines(const ModuleTables& t) { return t.trace && !t.has_debug_info; }
 
 }  // namespace unwindkit::lldb_plugin

@@ -41,6 +41,28 @@ bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandR
     const ModuleTables& t = installer_.state(module).tables;
     if (!t.has_sframe) out += fmt::format("{}: no .sframe\n", t.path);
   }
+  // Modules with .trace (Intel traceback): names and lines for frames without DWARF.
+  for (lldb::SBModule module : modules(debugger, "")) {
+    const ModuleState& st = installer_.state(module);
+    const ModuleTables& t = st.tables;
+    if (!t.has_trace) continue;
+    if (!t.trace) {
+      out += fmt::format("{}: .trace error: {}\n", t.path,
+                         t.trace_error ? t.trace_error->to_string() : "unreadable");
+      continue;
+    }
+    size_t routines = 0;
+    for (const auto& m : t.trace->modules) routines += m.routines.size();
+    out += fmt::format("{}: .trace: {} modules, {} routines, {} ranges; ", t.path,
+                       t.trace->modules.size(), routines, t.trace->rows.size());
+    if (t.has_debug_info)
+      out += "not used: the module has DWARF of its own\n";
+    else if (!st.install_error.empty())
+      out += fmt::format("not installed: {}\n", st.install_error);
+    else
+      out += fmt::format("names and lines in side file {}\n",
+                         st.side_file ? st.side_file->string() : "(none yet)");
+  }
   print(result, out);
   return true;
 }

@@ -1,4 +1,5 @@
-// Side-file ELF writer (see side_file.h). Layout: ELF header, the note, .debug_frame, .symtab,
+// Side-file ELF writer (see side_file.h). Layout: ELF header, the note, .debug_frame, any
+// further debug sections, .symtab,
 // .strtab, .shstrtab, then the section header table. Constants come from glibc's <elf.h>.
 #include "unwindkit/elf/side_file.h"
 
@@ -138,6 +139,9 @@ std::vector<uint8_t> write_side_file(const SideFileSpec& spec) {
   headers.push_back(place(note_header, build_id_note(spec), 4));
   headers.push_back(place({shstrtab.add(".debug_frame"), SHT_PROGBITS, 0, 0, 0, 0, 0, 0, 8, 0},
                           spec.debug_frame, 8));
+  for (const auto& [name, data] : spec.debug_sections)
+    headers.push_back(
+        place({shstrtab.add(name), SHT_PROGBITS, 0, 0, 0, 0, 0, 0, 1, 0}, data, 1));
   const auto symtab_index = static_cast<uint32_t>(headers.size());
   headers.push_back(place({shstrtab.add(".symtab"), SHT_SYMTAB, 0, 0, 0, 0, symtab_index + 1,
                            1 /* first non-local symbol */, 8, sizeof(Elf64_Sym)},

@@ -1,12 +1,12 @@
 """unwindkit's GDB adapter: GDB state in, the core's tables and stepper, GDB state out.
 
-install() registers the frame unwinder, the `unwindkit` commands and the objfile events
-that drop cached tables. Installing again (sourcing the file twice) replaces nothing twice.
+install() registers the frame unwinder, the `.trace` frame filter, the `unwindkit` commands
+and the objfile events that drop cached tables. Installing again (sourcing the file twice) replaces nothing twice.
 """
 
 import gdb
 
-from . import commands, tables, unwinder
+from . import commands, tables, trace_commands, trace_frames, unwinder
 
 _installed = False
 
@@ -26,4 +26,5 @@ def install():
         event.connect(lambda *_args: state.memory.flush())
     gdb.unwinder.register_unwinder(None, unwinder.UnwindkitUnwinder(state), replace=True)
     commands.register(state)
+    trace_commands.register(trace_frames.register(state))
     _installed = True

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "unwindkit/bytes.h"
@@ -36,6 +37,8 @@ struct SideFileSpec {
   std::vector<SideFileSection> sections;  // the module's allocated sections
   std::vector<SideFileSymbol> functions;  // written as global STT_FUNC symbols
   std::vector<uint8_t> debug_frame;       // contents of .debug_frame
+  // Further non-allocated sections (.debug_info, .debug_line, ...), written as given.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> debug_sections;
 };
 
 // The bytes of a 64-bit ELF file holding `spec`. Each symbol is placed in the placeholder

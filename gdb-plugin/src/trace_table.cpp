@@ -1,0 +1,63 @@
+// `.trace` tables for the GDB plugin (see trace_table.h).
+#include "trace_table.h"
+
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/trace/constants.h"
+#include "unwindkit/trace/decode.h"
+#include "unwindkit/trace/dump.h"
+#include "unwindkit/trace/lookup.h"
+
+namespace py = pybind11;
+
+namespace unwindkit::gdb {
+
+std::shared_ptr<TraceTable> TraceTable::load(const std::string& path) {
+  auto table = std::make_shared<TraceTable>();
+  table->path_ = path;
+  auto file = elf::ElfFile::open(path);
+  if (!file) {
+    table->error_ = file.error().to_string();
+    return table;
+  }
+  const elf::Section* s = file->section(trace::kSectionName);
+  if (s == nullptr) return table;
+  table->has_trace_ = true;
+  // Copied: the ElfFile (which owns the image) does not outlive this function.
+  table->bytes_.assign(s->data.begin(), s->data.end());
+  auto decoded = trace::decode(table->bytes_, file->is_64() ? 8 : 4);
+  if (!decoded) {
+    table->error_ = decoded.error().to_string();
+    return table;
+  }
+  table->section_ = std::move(*decoded);
+  return table;
+}
+
+py::object TraceTable::lookup(uint64_t pc) const {
+  if (!section_) return py::none();
+  auto loc = trace::lookup(*section_, pc);
+  if (!loc) return py::none();
+  return py::make_tuple(loc->routine, loc->file, loc->line, loc->routine_start, loc->begin,
+                        loc->end);
+}
+
+std::string TraceTable::dump() const {
+  if (!has_trace_) return path_ + ": no .trace section\n";
+  if (!section_) return path_ + ": cannot decode: " + *error_ + "\n";
+  return trace::dump_records(*section_, bytes_);
+}
+
+void bind_trace(py::module_& m) {
+  py::class_<TraceTable, std::shared_ptr<TraceTable>>(m, "TraceTable")
+      .def_property_readonly("path", &TraceTable::path)
+      .def_property_readonly("has_trace", &TraceTable::has_trace)
+      .def_property_readonly("error", &TraceTable::error)
+      .def("lookup", &TraceTable::lookup, py::arg("pc"),
+           "(routine, file, line, routine start, row begin, row end) at a link-time pc, or "
+           "None.")
+      .def("dump", &TraceTable::dump);
+  m.def("load_trace", &TraceTable::load, py::arg("path"),
+        "A file's .trace section, read from disk; never raises (see TraceTable.error).");
+}
+
+}  // namespace unwindkit::gdb

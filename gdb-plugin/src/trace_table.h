@@ -1,0 +1,42 @@
+// A module file's `.trace` section (Intel traceback: PC → routine, file, line), read from the
+// file on disk — `unwindkit trace build` places it outside every PT_LOAD, so process memory
+// and cores never hold it — and decoded by the core. Addresses are link-time addresses.
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "unwindkit/trace/section.h"
+
+namespace unwindkit::gdb {
+
+class TraceTable {
+ public:
+  // Never fails: a file without `.trace` has has_trace false; a bad one sets error().
+  static std::shared_ptr<TraceTable> load(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  bool has_trace() const { return has_trace_; }
+  const std::optional<std::string>& error() const { return error_; }
+  // (routine, file, line, routine start, row begin, row end) at link-time `pc`, or None.
+  pybind11::object lookup(uint64_t pc) const;
+  // The CLI's `unwindkit trace dump` text (record by record).
+  std::string dump() const;
+
+ private:
+  std::string path_;
+  bool has_trace_ = false;
+  std::optional<std::string> error_;
+  std::vector<uint8_t> bytes_;
+  std::optional<trace::Section> section_;
+};
+
+void bind_trace(pybind11::module_& m);
+
+}  // namespace unwindkit::gdb
