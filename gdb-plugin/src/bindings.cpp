@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cbf_bindings.h"
 #include "frame_engine.h"
 #include "gdb_registers.h"
 #include "loaded_module.h"
@@ -205,4 +206,5 @@ PYBIND11_MODULE(_unwindkit, m) {
            py::arg("max_frames"),
            "The core's walk: ([(pc, cfa or None, source or '', module path or '')], why it "
            "stopped).");
+  add_cbf_bindings(m);
 }

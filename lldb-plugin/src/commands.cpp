@@ -1,6 +1,7 @@
 // Registration of the `unwindkit` command tree (see commands.h).
 #include "commands.h"
 
+#include "cbf_commands.h"
 #include "sframe_commands.h"
 #include "status_commands.h"
 #include "walk_commands.h"
@@ -42,6 +43,7 @@ void register_commands(lldb::SBDebugger debugger, Installer& installer) {
   sframe.AddCommand("check", new SframeCheckCommand(installer),
                     "Run the strict SFrame checks; every problem with its byte offset.",
                     "unwindkit sframe check [-m <module>]", "");
+  register_cbf_commands(root, installer);
 }
 
 }  // namespace unwindkit::lldb_plugin

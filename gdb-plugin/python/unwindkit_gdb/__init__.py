@@ -6,7 +6,7 @@ that drop cached tables. Installing again (sourcing the file twice) replaces not
 
 import gdb
 
-from . import commands, tables, unwinder
+from . import cbf_commands, commands, tables, unwinder
 
 _installed = False
 
@@ -26,4 +26,5 @@ def install():
         event.connect(lambda *_args: state.memory.flush())
     gdb.unwinder.register_unwinder(None, unwinder.UnwindkitUnwinder(state), replace=True)
     commands.register(state)
+    cbf_commands.register()
     _installed = True
