@@ -160,12 +160,13 @@ def _thread(number):
 def _frames_of_selected_thread():
     """[(kind, pc)] of GDB's machine frames, newest first: the newest is a pc, the others
     return addresses, except the frame a signal interrupted (its pc is exact). Inline frames
-    share their machine frame's pc and are left out. A stack GDB could not finish ends with
+    (the pc of their machine frame) and tail-call frames (rebuilt from debug info, no
+    activation record) are left out. A stack GDB could not finish ends with
     a truncated frame."""
     frames, kind = [], "pc"
     frame = gdb.newest_frame()
     while frame is not None and len(frames) < _MAX_ENCODE_FRAMES:
-        if frame.type() != gdb.INLINE_FRAME:
+        if frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
             frames.append((kind, frame.pc()))
             kind = "pc" if frame.type() == gdb.SIGTRAMP_FRAME else "ra"
         try:
