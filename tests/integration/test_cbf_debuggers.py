@@ -31,7 +31,8 @@ UK = os.environ["UNWINDKIT"]
 # The record cbf_prog.c writes (its header comment): (kind, function, offset) or
 # ("omit", count) or ("truncated",); `rep` makes four copies of beta + 8.
 RECORD = ([("pc", "alpha", 4)] + [("ra", "beta", 8)] * 4 +
-          [("omit", 5), ("ra", "gamma_fn", 3), ("async", "delta_fn", 0), ("omit", 200),
+          [("omit", 5), ("ra", "gamma_fn", 3), ("ra", "gamma_fn", 0), ("async", "delta_fn", 0),
+           ("omit", 200),
            ("pc", "main", 1), ("truncated",)])
 _LINE = re.compile(r"^#(\d+)(?:-#(\d+))?\s+(pc|ra|async|omit|truncated)\b\s*(.*)$")
 _ADDRESS = re.compile(r"^(0x[0-9a-f]+) in (\S+)\+(\d+) \((\S+)\)(?: at (\S+):(\d+))?"
@@ -133,7 +134,7 @@ def check_decoded(label, text, want):
         check(False, f"{label}: {got}\n{text}")
         return
     check(got == want, f"{label}: frames differ\n  want {want}\n  got  {got}\n{text}")
-    check(text.count("CBF record: 64-bit, 11 frames") == 1, f"{label}: header:\n{text}")
+    check(text.count("CBF record: 64-bit, 12 frames") == 1, f"{label}: header:\n{text}")
 
 
 def cli_frames(path, *source):

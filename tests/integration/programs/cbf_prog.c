@@ -8,7 +8,9 @@
  *   ra    beta + 8           absolute (0x2f + 8 bytes)
  *   ra    beta + 8  x3 more  rep, count inside (0x82)
  *   omit  5                  count inside (0x44)
- *   ra    gamma_fn + 3          relative to beta + 8, fewest signed bytes
+ *   ra    gamma_fn + 3       relative to beta + 8, fewest signed bytes
+ *   ra    gamma_fn + 0       relative; as a return address it belongs to the call at the end
+ *                            of delta_fn (noreturn abort), just before gamma_fn
  *   async delta_fn + 0       absolute
  *   omit  200                count in one following byte (0x60 0xc8)
  *   pc    main + 1           relative to delta_fn
@@ -58,6 +60,7 @@ static unsigned long build_record(unsigned char *p) {
   p[n++] = 0x80 | 2; /* rep: 2 + 1 more copies of the last frame */
   p[n++] = 0x40 | 4; /* omit: 4 + 1 frames */
   n += put_relative(p + n, 0x20, (int64_t)(g - b));
+  n += put_relative(p + n, 0x20, -3);
   n += put_absolute(p + n, 0x30, d);
   p[n++] = 0x40 | 0x20 | 0; /* omit, count in 0 + 1 following bytes */
   p[n++] = 200;
