@@ -239,8 +239,8 @@ void add_cbf_commands(CLI::App& app, int& exit_code) {
   enc->add_option("--width", eo->width, "Machine word size")->check(CLI::IsMember({16, 32, 64}));
   enc->add_option("--input", eo->input, "Input file (default: standard input)");
   auto* sj = enc->add_flag("--swift-json", eo->swift_json,
-                           "Print the JSON a Swift Backtrace encodes to: "
-                           "{\"architecture\": ARCH, \"backtrace\": \"<base64>\"}, one line per record");
+                           "Print the JSON a Swift Backtrace encodes to: {\"architecture\": "
+                           "ARCH, \"backtrace\": \"<base64>\"}, one line per record");
   enc->add_option("--arch", eo->arch, "The \"architecture\" of --swift-json (default x86_64)")
       ->needs(sj);
   enc->callback([eo, &exit_code] { exit_code = run_encode(*eo); });

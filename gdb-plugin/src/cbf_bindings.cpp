@@ -26,7 +26,8 @@ using Record = std::tuple<unsigned, Runs, size_t, std::optional<std::string>>;
 
 Record to_record(const cbf::Backtrace& bt) {
   Runs runs;
-  for (const cbf::Run& r : bt.runs) runs.emplace_back(cbf::kind_name(r.frame.kind), r.frame.value, r.count);
+  for (const cbf::Run& r : bt.runs)
+    runs.emplace_back(cbf::kind_name(r.frame.kind), r.frame.value, r.count);
   std::optional<std::string> problem;
   if (bt.problem) problem = bt.problem->to_string();
   return {cbf::word_bytes(bt.word_size) * 8, std::move(runs), bt.encoded_size, problem};
@@ -57,8 +58,9 @@ std::optional<cbf::FrameKind> kind_from_name(const std::string& name) {
 }
 
 // The CBF bytes of `frames` [(kind, value)], or a string saying why they cannot be encoded.
-std::variant<py::bytes, std::string> encode(unsigned word_bits,
-                                            const std::vector<std::pair<std::string, uint64_t>>& frames) {
+using FrameList = std::vector<std::pair<std::string, uint64_t>>;
+
+std::variant<py::bytes, std::string> encode(unsigned word_bits, const FrameList& frames) {
   cbf::WordSize ws;
   switch (word_bits) {
     case 16: ws = cbf::WordSize::Bits16; break;
