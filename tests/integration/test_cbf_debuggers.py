@@ -178,6 +178,10 @@ def gdb_session(exe, core, blob, length, work):
         "echo @@NAME\\n", "unwindkit cbf decode cbf_blob",
         "echo @@LEN\\n", f"unwindkit cbf decode {blob:#x} {length}",
         "echo @@TAIL\\n", "unwindkit cbf decode cbf_tail",
+        # The tail case proves the shrinking read only if the byte after the record fails.
+        "python exec(\"try:\\n gdb.selected_inferior().read_memory(int(gdb.parse_and_eval("
+        "'cbf_tail + cbf_blob_len')), 1); print('@@READABLE')\\n"
+        "except gdb.MemoryError: print('@@UNREADABLE')\")",
         "echo @@ENC\\n", f"unwindkit cbf encode -t 1 -o {raw}",
         f"unwindkit cbf encode -t 1 -o {b64} --base64",
         "echo @@BAD\\n", "unwindkit cbf decode 0", "echo @@END\\n"])
@@ -219,6 +223,7 @@ def main():
         for label, start, end in (("name", "@@NAME", "@@LEN"), ("LEN", "@@LEN", "@@TAIL"),
                                   ("tail", "@@TAIL", "@@ENC")):
             check_decoded(f"gdb decode {label}", between(out, start, end), want)
+        check("@@UNREADABLE" in out, "the byte after cbf_tail's record is readable")
         gdb_pcs = [int(line.split()[3], 16) for line in out.splitlines()
                    if line.startswith("FRAME ")]
         check(len(gdb_pcs) > 5, f"gdb_frames.py listed {len(gdb_pcs)} frames")
