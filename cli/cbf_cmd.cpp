@@ -157,13 +157,20 @@ bool parse_bt_json(const std::string& text, std::vector<std::vector<cbf::Run>>& 
   return true;
 }
 
-int run_encode(int width, const std::string& input) {
+struct EncodeOptions {
+  int width = 64;
+  std::string input;
+  bool swift_json = false;
+  std::string arch = "x86_64";
+};
+
+int run_encode(const EncodeOptions& o) {
   std::string text;
-  if (input.empty() || input == "-") {
+  if (o.input.empty() || o.input == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
     std::vector<uint8_t> raw;
-    if (!read_whole_file(input, raw)) return kExitDataProblem;
+    if (!read_whole_file(o.input, raw)) return kExitDataProblem;
     text.assign(raw.begin(), raw.end());
   }
   std::vector<std::vector<cbf::Run>> records;
@@ -174,9 +181,9 @@ int run_encode(int width, const std::string& input) {
     records.emplace_back();
     if (!parse_frame_list(text, records.back())) return kExitDataProblem;
   }
-  const cbf::WordSize ws = width == 16   ? cbf::WordSize::Bits16
-                           : width == 32 ? cbf::WordSize::Bits32
-                                         : cbf::WordSize::Bits64;
+  const cbf::WordSize ws = o.width == 16   ? cbf::WordSize::Bits16
+                           : o.width == 32 ? cbf::WordSize::Bits32
+                                           : cbf::WordSize::Bits64;
   for (size_t i = 0; i < records.size(); ++i) {
     auto bytes = cbf::encode(ws, records[i]);
     if (!bytes) {
@@ -187,6 +194,12 @@ int run_encode(int width, const std::string& input) {
     for (const auto& r : records[i])
       if (r.frame.kind != cbf::FrameKind::Omitted && r.frame.kind != cbf::FrameKind::Truncated)
         addresses += r.count;
+    if (o.swift_json) {
+      // What a Swift Backtrace encodes to (Codable): one object per record, one per line.
+      const nlohmann::json j = {{"architecture", o.arch}, {"backtrace", cbf::to_base64(*bytes)}};
+      std::printf("%s\n", j.dump().c_str());
+      continue;
+    }
     if (records.size() > 1) std::printf("thread %zu\n", i);
     std::printf("hex: %s\nbase64: %s\nsize: %zu bytes (plain: %llu bytes)\n",
                 cbf::to_hex(*bytes).c_str(), cbf::to_base64(*bytes).c_str(), bytes->size(),
@@ -219,14 +232,18 @@ void add_cbf_commands(CLI::App& app, int& exit_code) {
     exit_code = run_decode(*opts);
   });
 
-  auto width = std::make_shared<int>(64);
-  auto input = std::make_shared<std::string>();
+  auto eo = std::make_shared<EncodeOptions>();
   auto* enc = cbf->add_subcommand(
       "encode", "Encode frames ('pc 0x..' / 'ra 0x..' / 'async 0x..' / 'omit N' lines, or "
                 "`unwindkit bt --json` output) as CBF");
-  enc->add_option("--width", *width, "Machine word size")->check(CLI::IsMember({16, 32, 64}));
-  enc->add_option("--input", *input, "Input file (default: standard input)");
-  enc->callback([width, input, &exit_code] { exit_code = run_encode(*width, *input); });
+  enc->add_option("--width", eo->width, "Machine word size")->check(CLI::IsMember({16, 32, 64}));
+  enc->add_option("--input", eo->input, "Input file (default: standard input)");
+  auto* sj = enc->add_flag("--swift-json", eo->swift_json,
+                           "Print the JSON a Swift Backtrace encodes to: {\"architecture\": "
+                           "ARCH, \"backtrace\": \"<base64>\"}, one line per record");
+  enc->add_option("--arch", eo->arch, "The \"architecture\" of --swift-json (default x86_64)")
+      ->needs(sj);
+  enc->callback([eo, &exit_code] { exit_code = run_encode(*eo); });
 }
 
 }  // namespace unwindkit::cli

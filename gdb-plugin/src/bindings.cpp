@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cbf_bindings.h"
 #include "frame_engine.h"
 #include "gdb_registers.h"
 #include "loaded_module.h"
@@ -208,4 +209,5 @@ PYBIND11_MODULE(_unwindkit, m) {
            "stopped).");
 
   bind_trace(m);
+  add_cbf_bindings(m);
 }

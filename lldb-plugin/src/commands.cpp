@@ -1,6 +1,7 @@
 // Registration of the `unwindkit` command tree (see commands.h).
 #include "commands.h"
 
+#include "cbf_commands.h"
 #include "sframe_commands.h"
 #include "status_commands.h"
 #include "trace_commands.h"
@@ -51,6 +52,7 @@ void register_commands(lldb::SBDebugger debugger, Installer& installer) {
   trace.AddCommand("lookup", new TraceLookupCommand(installer),
                    "Show the routine, file and line .trace gives a load address.",
                    "unwindkit trace lookup <address>", "");
+  register_cbf_commands(root, installer);
 }
 
 }  // namespace unwindkit::lldb_plugin

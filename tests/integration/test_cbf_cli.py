@@ -102,5 +102,15 @@ with tempfile.TemporaryDirectory() as tmp:
     # 32-bit info 01; pc +0x401000 in 3 bytes (12 40 10 00); ra +0x100 (21 01 00); end.
     check(rc == 0 and lines.get("hex") == "01 12 40 10 00 21 01 00 00", f"bt json encode {out}")
 
+    # --swift-json writes the JSON a Swift Backtrace encodes to; --json-file reads it back.
+    rc, out, err = run("encode", "--swift-json", "--arch", "arm64", stdin=listing + "\n")
+    written = json.loads(out) if rc == 0 else {}
+    check(written == {"architecture": "arm64", "backtrace": b64}, f"--swift-json: {out} {err}")
+    with open(swift_json, "w") as f:
+        f.write(out)
+    rc, recs, err = decode_json("--json-file", swift_json)
+    check(rc == 0 and frames_of(recs[0]) == MIXED_FRAMES, f"--swift-json round trip: {err}")
+    check(run("encode", "--arch", "arm64", stdin=listing)[0] == 2, "--arch needs --swift-json")
+
 print("FAILURES:" if failures else "ok", *failures, sep="\n")
 sys.exit(1 if failures else 0)

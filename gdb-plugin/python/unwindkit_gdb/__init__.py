@@ -6,7 +6,7 @@ and the objfile events that drop cached tables. Installing again (sourcing the f
 
 import gdb
 
-from . import commands, tables, trace_commands, trace_frames, unwinder
+from . import cbf_commands, commands, tables, trace_commands, trace_frames, unwinder
 
 _installed = False
 
@@ -27,4 +27,5 @@ def install():
     gdb.unwinder.register_unwinder(None, unwinder.UnwindkitUnwinder(state), replace=True)
     commands.register(state)
     trace_commands.register(trace_frames.register(state))
+    cbf_commands.register()
     _installed = True
