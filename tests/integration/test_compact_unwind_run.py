@@ -12,6 +12,8 @@ stepper and compares each frame with the records. Here we also check that
   - the image has no rebases or binds (its bytes run unrelocated at their addresses);
   - the checker walked the whole chain in order, and the encodings it used are the ones
     llvm-objdump-22 lists for those functions;
+  - each function's encoding (llvm-objdump's) has the shape the chain is built for, e.g. a
+    FRAME with D pairs only and a FRAMELESS leaf with X and D pairs;
   - every mode compiled code can have was unwound: x86_64 RBP_FRAME, STACK_IMMD and
     STACK_IND (100 KB frame), arm64 FRAME (X and D pairs, D pairs alone) and FRAMELESS with
     saved pairs.
@@ -29,12 +31,54 @@ SRC = os.path.join(os.environ["UNWINDKIT_SOURCE_DIR"], "tests/fixtures-src/macho
 CHECK = os.path.join(os.environ["UNWINDKIT_BUILD_DIR"], "tests/compact_unwind_run_check")
 FAILURES = []
 
-# Per architecture: Mach-O target, chain functions innermost first, modes that must occur,
-# the runner's compiler and how to run it.
+
+
+def mode(e):
+    return (e >> 24) & 0xF
+
+
+def x86_count(e):
+    return (e >> 10) & 7
+
+
+def x86_bp_slots(e):
+    return sum(1 for i in range(5) if (e >> (3 * i)) & 7)
+
+
+# What each function's encoding (as llvm-objdump lists it) must show for the chain to test
+# what it claims: guards against a compiler that allocates registers differently.
+X86_SHAPES = {
+    "_chain_leaf": (lambda e: mode(e) == 2 and x86_count(e) == 6,
+                    "STACK_IMMD saving all six registers"),
+    "_chain_immd_b": (lambda e: mode(e) == 2 and x86_count(e) >= 1, "STACK_IMMD with a push"),
+    "_chain_ind_big": (lambda e: mode(e) == 3 and x86_count(e) >= 2,
+                       "STACK_IND with saved registers"),
+    "_chain_immd_a": (lambda e: mode(e) == 2 and x86_count(e) >= 2,
+                      "STACK_IMMD with saved registers"),
+    "_chain_rbp_two": (lambda e: mode(e) == 1 and x86_bp_slots(e) >= 2,
+                       "RBP_FRAME with saved registers"),
+    "_chain_entry": (lambda e: mode(e) == 1 and x86_bp_slots(e) == 5,
+                     "RBP_FRAME with all five slots used"),
+}
+A64_X_PAIRS, A64_D_PAIRS = 0x01F, 0xF00
+A64_SHAPES = {
+    "_chain_leaf": (lambda e: mode(e) == 2 and e & A64_X_PAIRS and e & A64_D_PAIRS,
+                    "FRAMELESS with X and D pairs"),
+    "_chain_frame_x": (lambda e: mode(e) == 4 and e & A64_X_PAIRS and e & A64_D_PAIRS,
+                       "FRAME with X and D pairs"),
+    "_chain_frame_d": (lambda e: mode(e) == 4 and not e & A64_X_PAIRS and e & A64_D_PAIRS,
+                       "FRAME with D pairs only"),
+    "_chain_entry": (lambda e: mode(e) == 4 and e & 0xFFF == A64_X_PAIRS | A64_D_PAIRS,
+                     "FRAME with every X and D pair"),
+}
+
+# Per architecture: chain functions innermost first and the shape of each, modes that must
+# occur, the runner's compiler and how to run it.
 ARCHES = {
     "x86_64": {
         "functions": ["_chain_leaf", "_chain_immd_b", "_chain_ind_big", "_chain_immd_a",
                       "_chain_rbp_two", "_chain_entry"],
+        "shapes": X86_SHAPES,
         "modes": {"RBP_FRAME", "STACK_IMMD", "STACK_IND"},
         "cc": "gcc",
         "exec": [],
@@ -43,6 +87,7 @@ ARCHES = {
     },
     "arm64": {
         "functions": ["_chain_leaf", "_chain_frame_x", "_chain_frame_d", "_chain_entry"],
+        "shapes": A64_SHAPES,
         "modes": {"FRAME", "FRAMELESS"},
         "cc": "aarch64-linux-gnu-gcc",
         "exec": ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"],
@@ -119,6 +164,9 @@ def check_arch(tmp, arch, cfg):
         expect(ref.get(int(start, 16)) == int(enc, 16),
                f"{arch}: {name}: our lookup gave encoding {enc}, llvm-objdump lists "
                f"{ref.get(int(start, 16), 0):#010x}")
+    for name, (ok, what) in cfg["shapes"].items():
+        e = ref.get(syms.get(name, -1), 0)
+        expect(ok(e), f"{arch}: {name} is {e:#010x} in llvm-objdump, not {what}")
     seen = set(re.findall(r"^mode (\S+)$", p.stdout, re.M))
     expect(cfg["modes"] <= seen, f"{arch}: modes unwound {sorted(seen)}, "
                                  f"missing {sorted(cfg['modes'] - seen)}")
