@@ -114,7 +114,8 @@ static void on_trap(int sig, siginfo_t *si, void *uv) {
   for (size_t off = 0; off + 8 <= sizeof uc->uc_mcontext.__reserved;) {
     struct _aarch64_ctx *h = (struct _aarch64_ctx *)(uc->uc_mcontext.__reserved + off);
     if (h->magic == 0 || h->size == 0) break;
-    if (h->magic == FPSIMD_MAGIC) {
+    if (h->magic == FPSIMD_MAGIC &&
+        off + sizeof(struct fpsimd_context) <= sizeof uc->uc_mcontext.__reserved) {
       const struct fpsimd_context *f = (const struct fpsimd_context *)h;
       for (unsigned n = 8; n < 16; ++n) set_reg(64 + n, (u64)f->vregs[n]);
     }
@@ -203,6 +204,7 @@ int main(int argc, char **argv) {
   static unsigned char img[1 << 22];
   const size_t size = fread(img, 1, sizeof img, f);
   fclose(f);
+  if (size == sizeof img) return fail("image too big");
   if (map_image(img, size) != 0) return 1;
 
   static char altstack[1 << 16];
