@@ -7,6 +7,7 @@ assembly with hand-written __compact_unwind tables of > 127 encodings), then che
   - `compact-unwind dump` and `dump` equal `llvm-objdump-22 --macho --unwind-info` byte for
     byte, for linked images and for objects (and per slice of a universal file);
   - `compact-unwind check` finds nothing wrong;
+  - the same for i386 objects (20-byte __compact_unwind entries; ld64.lld cannot link i386);
   - every mode of both architectures occurs across the fixtures;
   - x86_64 rules (CFA offset, saved-register slots) equal what the prologue in the
     disassembly does (push / sub / mov %rsp,%rbp), which includes every permutation that
@@ -82,6 +83,26 @@ def build_fixtures(tmp):
         objects.append((arch, o))
         images.append((arch, out))
     return images, objects
+
+
+def build_i386_objects(tmp):
+    """i386 objects (ld64.lld cannot link i386): 20-byte __compact_unwind entries."""
+    objects = []
+    for name, lang, flags in (("frames.c", "c", ["-O0"]), ("frames.c", "c", ["-O2"]),
+                              ("eh.cpp", "c++", ["-O2"])):
+        o = os.path.join(tmp, f"i386-{name}{flags[0]}.o")
+        run("clang-22", "-x", lang, "-target", "i386-apple-macos10.14", *flags,
+            "-fno-stack-protector", "-c", os.path.join(SRC, name), "-o", o)
+        objects.append(("i386", o))
+    return objects
+
+
+def check_i386_entry_size(objects):
+    for _, path in objects:
+        ref = run("llvm-objdump-22", "--macho", "--unwind-info", path).stdout
+        offsets = [int(x, 16) for x in re.findall(r"Entry at offset 0x([0-9a-f]+):", ref)]
+        expect(len(offsets) >= 2 and all(b - a == 20 for a, b in zip(offsets, offsets[1:])),
+               f"{path}: llvm-objdump's entries are not 20 bytes apart: {offsets}")
 
 
 def compare_dumps(files):
@@ -298,6 +319,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         images, objects = build_fixtures(tmp)
         compare_dumps(images + objects)
+        i386_objects = build_i386_objects(tmp)
+        compare_dumps(i386_objects)
+        check_i386_entry_size(i386_objects)
         compare_fat(tmp, images)
         check_modes(images, objects)
         check_x86_rules(images)
