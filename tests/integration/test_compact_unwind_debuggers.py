@@ -6,10 +6,11 @@ test_compact_unwind_llvm.py (built here at test time).
   and objects. GDB (Debian's loads no Mach-O objfile) takes the file path; LLDB dumps the
   target's own module (`target create` of the Mach-O file) and a file path.
 - lookup: at each function's first byte and its middle (functions from `llvm-nm-22 -n`), the
-  entry's range is [symbol, next symbol). In LLDB the module is loaded with a slide
+  entry's range is the one of the `llvm-objdump-22 --unwind-info` entry holding the address. In LLDB the module is loaded with a slide
   (`target modules load --slide`) and the lookup takes the load address; the entry must be the
-  same as at the unslid address. For the DWARF-mode functions (dwarf_mode-*.s), the rule each
-  debugger prints at every CFI row equals the row of `llvm-dwarfdump-22 --eh-frame`.
+  same as at the unslid address. For the DWARF-mode functions (dwarf_mode-*.s, and the leaves
+  clang gives DWARF mode), the rule each debugger prints at every CFI row equals the row of
+  `llvm-dwarfdump-22 --eh-frame`.
 - --json of dump parses, and holds the same entries as the text.
 - a bad argument (no such file, an address no entry covers) is an error message; the
   debugger carries on (the next command's output follows).
@@ -28,6 +29,7 @@ from test_gdb_cores import plugin_path  # noqa: E402
 from truth.tools import need  # noqa: E402
 
 FAILURES = []
+DWARF_CHECKED = {}  # tool → DWARF-mode rules compared with llvm-dwarfdump
 MARK = "@@unwindkit-test@@"
 SLIDE = 0x10000
 _FUNCTION = re.compile(r"^function: 0x([0-9a-f]+)-0x([0-9a-f]+)$", re.M)
@@ -49,8 +51,8 @@ def functions(path):
     """[(start, next start)] of the __text symbols in address order, from llvm-nm-22."""
     out = subprocess.run(["llvm-nm-22", "-n", "--defined-only", path], capture_output=True,
                          text=True, check=True).stdout
-    starts = sorted({int(a, 16) for a, t, _ in (line.split() for line in out.splitlines())
-                     if t in "Tt"})
+    starts = sorted({int(a, 16) for a, t, name in (line.split() for line in out.splitlines())
+                     if t in "Tt" and name != "__mh_execute_header"})
     return list(zip(starts, starts[1:]))
 
 
@@ -81,29 +83,55 @@ def check_lookup(tool, path, addr, want_start, want_end, text, rows):
     expect(m is not None, f"{what}: no function line in {text!r}")
     if m:
         expect((int(m.group(1), 16), int(m.group(2), 16)) == (want_start, want_end),
-               f"{what}: {m.group(0)}, llvm-nm gives {want_start:#x}-{want_end:#x}")
+               f"{what}: {m.group(0)}, llvm-objdump gives {want_start:#x}-{want_end:#x}")
     if addr in rows:
         r = _RULE.search(text)
         expect(r is not None and "dwarf: " in text, f"{what}: no DWARF rule in {text!r}")
         if r:
+            DWARF_CHECKED[tool] = DWARF_CHECKED.get(tool, 0) + 1
             expect(parse_rule(r.group(1)) == rows[addr],
                    f"{what}: {r.group(1)}, llvm-dwarfdump says {rows[addr]}")
 
 
+_SECOND_LEVEL = re.compile(r"^\s+\[\d+\]: function offset=0x([0-9a-f]+), encoding", re.M)
+_TOP_LEVEL = re.compile(r"^\s+\[\d+\]: function offset=0x([0-9a-f]+), 2nd level page", re.M)
+
+
+def objdump_entries(path, image_base):
+    """[(start, end)] of the __unwind_info entries llvm-objdump lists: the linker merges
+    neighbours with equal encodings, so an entry may span several functions. The last one
+    ends at the sentinel's function offset."""
+    text = objdump(path)
+    starts = sorted({image_base + int(o, 16) for o in _SECOND_LEVEL.findall(text)})
+    end = image_base + max(int(o, 16) for o in _TOP_LEVEL.findall(text))
+    return list(zip(starts, starts[1:] + [end]))
+
+
 def lookup_points(path):
-    """[(address, function start, function end)]: each function's start and middle, and every
-    CFI row of a DWARF-mode fixture; plus {row address: (cfa, regs)}."""
+    """[(address, entry start, entry end)] at each function's first byte and its middle
+    (functions from llvm-nm, entries from llvm-objdump), and at every CFI row of a DWARF-mode
+    fixture; plus {row address: (cfa, regs)} from llvm-dwarfdump."""
+    nm = subprocess.run(["llvm-nm-22", path], capture_output=True, text=True, check=True).stdout
+    image_base = next(int(line.split()[0], 16) for line in nm.splitlines()
+                      if line.endswith(" __mh_execute_header"))
+    entries = objdump_entries(path, image_base)
+    rows, fdes = {}, {}  # fdes: FDE end → its first row's address (the FDE's start)
+    for addr, end, cfa, regs in eh_frame_rows(path):
+        rows[addr] = (cfa, regs)
+        fdes.setdefault(end, addr)
+    pcs = set(rows)
+    for start, end in functions(path):
+        pcs.add(start)
+        middle = start + (end - start) // 2
+        # A DWARF-mode function's padding after its FDE is no code: no rule there.
+        if not any(a <= start < e and middle >= e for e, a in fdes.items()):
+            pcs.add(middle)
     points = []
-    fns = functions(path)
-    for start, end in fns:
-        points += [(start, start, end), (start + (end - start) // 2, start, end)]
-    rows = {}
-    if "dwarf_mode" in path:
-        for addr, _, cfa, regs in eh_frame_rows(path):
-            fn = next(((s, e) for s, e in fns if s <= addr < e), None)
-            if fn:
-                rows[addr] = (cfa, regs)
-                points.append((addr, *fn))
+    for pc in sorted(pcs):
+        entry = next((e for e in entries if e[0] <= pc < e[1]), None)
+        expect(entry is not None, f"{path} {pc:#x}: in no entry llvm-objdump lists")
+        if entry:
+            points.append((pc, *entry))
     return points, rows
 
 
@@ -164,7 +192,7 @@ def check_json(tool, path, out, ref):
     expect(got == want, f"{tool} dump --json of {path}: entries differ from llvm-objdump")
 
 
-def check_lldb(files, images):
+def check_lldb(tmp, files, images):
     lldb = Lldb(plugin=True)
     counts = {}
     for _, path in images:
@@ -196,9 +224,12 @@ def check_lldb(files, images):
                               "no Mach-O module or file named nosuch"),
                              (f"unwindkit compact-unwind lookup 0x10 {probe}",
                               "no compact unwind entry covers 0x10")):
+        # `-o` commands stop at the first error in batch mode; a sourced file need not.
+        script = os.path.join(tmp, "lldb-error-commands")
+        with open(script, "w") as f:
+            f.write(f"{command}\nscript print('alive')\n")
         p = subprocess.run([need("lldb-22"), "-b", "-x", "-o", f"plugin load {lldb_plugin_path()}",
-                            "-o", "settings set interpreter.stop-command-source-on-error false",
-                            "-o", f"target create {probe}", "-o", command, "-o", "script print('alive')"],
+                            "-o", f"target create {probe}", "-o", f"command source -e false {script}"],
                            capture_output=True, text=True, timeout=300)
         expect(not any(m in p.stdout + p.stderr for m in CRASH_MARKERS), f"lldb crashed: {command}")
         expect(message in p.stderr, f"lldb {command}: expected {message!r} in {p.stderr!r}")
@@ -211,7 +242,10 @@ def main():
         images, objects = build_fixtures(tmp)
         files = images + objects
         check_gdb(files, images)
-        check_lldb(files, images)
+        check_lldb(tmp, files, images)
+    print("DWARF-mode rules checked against llvm-dwarfdump:", DWARF_CHECKED)
+    for tool in ("gdb", "lldb"):
+        expect(DWARF_CHECKED.get(tool, 0) >= 6, f"{tool}: too few DWARF-mode rules checked")
     if FAILURES:
         print(f"{len(FAILURES)} failures")
         return 1
