@@ -94,7 +94,14 @@ bool CompactUnwindLookupCommand::run(lldb::SBDebugger debugger, char** argv,
     if (paths.empty() && !std::filesystem::is_regular_file(name))
       return usage_error(result, fmt::format("no Mach-O module or file named {}", name));
   } else {
-    lldb::SBAddress address = debugger.GetSelectedTarget().ResolveLoadAddress(pc);
+    lldb::SBTarget target = debugger.GetSelectedTarget();
+    lldb::SBAddress address = target.ResolveLoadAddress(pc);
+    // A target without a process whose module was never loaded (`target modules load`) has
+    // no load addresses: there, LLDB itself takes an address as a file address.
+    if (!address.GetModule().IsValid()) {
+      lldb::SBAddress file_address = target.ResolveFileAddress(pc);
+      if (file_address.GetLoadAddress(target) == LLDB_INVALID_ADDRESS) address = file_address;
+    }
     lldb::SBModule module = address.GetModule();
     if (!module.IsValid()) return usage_error(result, fmt::format("0x{:x} is in no module", pc));
     path = file_path(module.GetFileSpec());

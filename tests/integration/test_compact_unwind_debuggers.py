@@ -11,6 +11,8 @@ test_compact_unwind_llvm.py (built here at test time).
   same as at the unslid address. For the DWARF-mode functions (dwarf_mode-*.s, and the leaves
   clang gives DWARF mode), the rule each debugger prints at every CFI row equals the row of
   `llvm-dwarfdump-22 --eh-frame`.
+- LLDB with a universal file as the target (`target create --arch arm64`, never loaded):
+  the dump of the arm64 slice equals llvm-objdump's `--arch=arm64`, lookups use that slice.
 - --json of dump parses, and holds the same entries as the text.
 - a bad argument (no such file, an address no entry covers) is an error message; the
   debugger carries on (the next command's output follows).
@@ -217,9 +219,30 @@ def check_lldb(tmp, files, images):
         expected = [e if e[0] != "skip" else ("any", "", None) for e in expected]
         for k, v in check_outputs("lldb", outputs, expected).items():
             counts[k] = counts.get(k, 0) + v
+    # A universal file as the target, its arm64 slice chosen (`target create --arch`), never
+    # loaded: addresses are file addresses, and the slice is the target's, not the first.
+    thin = {a: p for a, p in images if "dwarf_mode" in p}
+    fat = os.path.join(tmp, "dwarf_mode-fat.out")
+    subprocess.run(["llvm-lipo-22", "-create", thin["x86_64"], thin["arm64"], "-output", fat],
+                   check=True)
+    ref = subprocess.run(["llvm-objdump-22", "--macho", "--unwind-info", "--arch=arm64", fat],
+                         capture_output=True, text=True, check=True).stdout
+    points, rows = lookup_points(thin["arm64"])
+    commands = ["unwindkit compact-unwind dump --arch arm64"]
+    expected = [("dump", fat, ref)]
+    for addr, start, end in points:
+        commands.append(f"unwindkit compact-unwind lookup {addr:#x}")
+        expected.append(("lookup", fat, (addr, start, end, rows)))
+    pre = f"target create --arch arm64 {fat}"
+    outputs = lldb.run([pre] + commands)
+    outputs = re.split(r"^\(lldb\) .*\n", outputs, flags=re.M)[-len(commands):]
+    for k, v in check_outputs("lldb (universal)", outputs, expected).items():
+        counts[k] = counts.get(k, 0) + v
     # Bad arguments: an error message, and LLDB carries on with the next command.
     probe = next(p for _, p in images if "frames" in p)
-    for command, message in (("unwindkit compact-unwind lookup 0x10", "is in no module"),
+    for command, message in (("unwindkit compact-unwind lookup 0xfffffffffff00000", "is in no module"),
+                             ("unwindkit compact-unwind lookup 0x10",  # __PAGEZERO
+                              "no compact unwind entry covers 0x10"),
                              ("unwindkit compact-unwind dump nosuch",
                               "no Mach-O module or file named nosuch"),
                              (f"unwindkit compact-unwind lookup 0x10 {probe}",
