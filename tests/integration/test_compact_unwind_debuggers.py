@@ -13,7 +13,8 @@ test_compact_unwind_llvm.py (built here at test time).
   `llvm-dwarfdump-22 --eh-frame`.
 - LLDB with a universal file as the target (`target create --arch arm64`, never loaded):
   the dump of the arm64 slice equals llvm-objdump's `--arch=arm64`, lookups use that slice.
-- --json of dump parses, and holds the same entries as the text.
+- --json of dump holds the entries llvm-objdump lists; GDB's lookup --json at each DWARF-mode
+  CFI row gives llvm-dwarfdump's rule.
 - a bad argument (no such file, an address no entry covers) is an error message; the
   debugger carries on (the next command's output follows).
 """
@@ -149,6 +150,12 @@ def check_gdb(files, images):
         for addr, start, end in points:
             commands.append(f"unwindkit compact-unwind lookup {addr:#x} {path}")
             expected.append(("lookup", path, (addr, start, end, rows)))
+    for _, path in images:
+        if "dwarf_mode" in path:
+            _, rows = lookup_points(path)
+            for addr, row in rows.items():
+                commands.append(f"unwindkit compact-unwind lookup --json {addr:#x} {path}")
+                expected.append(("lookup_json", path, (addr, row)))
     probe = next(p for _, p in images if "frames" in p)
     commands.append(f"unwindkit compact-unwind dump --json {probe}")
     expected.append(("json", probe, objdump(probe)))
@@ -172,6 +179,17 @@ def check_outputs(tool, outputs, expected):
             check_lookup(tool, path, *want[:3], out, want[3])
         elif kind == "json":
             check_json(tool, path, out, want)
+        elif kind == "lookup_json":
+            addr, row = want
+            try:
+                doc = json.loads(out)
+            except ValueError:
+                doc = {}
+            what = f"{tool} lookup --json {path} {addr:#x}: {out!r}"
+            expect(doc.get("pc") == addr and doc.get("mode") == "DWARF" and
+                   doc.get("result") == "dwarf", what)
+            expect("rule" in doc and parse_rule(doc["rule"]) == row,
+                   f"{what}: llvm-dwarfdump says {row}")
         elif kind != "any":
             expect(path.lower() in out.lower(), f"{tool}: expected {path!r}, got {out!r}")
     return counts
