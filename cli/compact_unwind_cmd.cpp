@@ -1,16 +1,11 @@
 // `unwindkit compact-unwind dump|lookup|check FILE`: Apple compact unwind in Mach-O files.
-#include <fmt/format.h>
-
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <memory>
 #include <string>
 
 #include "commands.h"
 #include "unwindkit/compact_unwind/constants.h"
-#include "unwindkit/compact_unwind/dump.h"
-#include "unwindkit/compact_unwind/encoding.h"
-#include "unwindkit/compact_unwind/lookup.h"
+#include "unwindkit/compact_unwind/report.h"
 #include "unwindkit/compact_unwind/tables.h"
 #include "unwindkit/macho/macho_file.h"
 
@@ -63,45 +58,10 @@ int run_dump(const Options& o) {
   std::unique_ptr<macho::MachOFile> file;
   std::vector<const macho::Slice*> slices;
   if (!load(o, true, file, slices, rc)) return rc;
-  nlohmann::json json = {{"file", o.file}, {"slices", nlohmann::json::array()}};
-  for (const auto* s : slices) {
-    auto t = cu::decode_slice(*s);
-    if (!t) {
-      std::fprintf(stderr, "unwindkit: %s: %s\n", o.file.c_str(), t.error().to_string().c_str());
-      return kExitDataProblem;
-    }
-    if (t->tables.empty()) {
-      std::fprintf(stderr, "unwindkit: %s: no __unwind_info or __compact_unwind section (%s)\n",
-                   o.file.c_str(), macho::cpu_name(s->cputype()).c_str());
-      rc = kExitDataProblem;
-      continue;
-    }
-    if (o.json) {
-      json["slices"].push_back(nlohmann::json::parse(cu::tables_json(*t)));
-      continue;
-    }
-    // llvm-objdump prints one slice, bare; several slices need a line saying which is which.
-    if (slices.size() > 1)
-      std::printf("%s (architecture %s):\n", o.file.c_str(), macho::cpu_name(s->cputype()).c_str());
-    std::fputs(cu::dump_tables(*t, o.decoded).c_str(), stdout);
-  }
-  if (o.json) std::printf("%s\n", json.dump().c_str());
-  return rc;
-}
-
-// The entry covering `pc` in the slice's __unwind_info, or in its objects' entries.
-Result<std::optional<cu::Entry>> find_entry(const cu::SliceTables& t, uint64_t pc) {
-  for (const auto& table : t.tables) {
-    if (const auto* info = std::get_if<cu::UnwindInfo>(&table)) {
-      auto e = cu::lookup(*info, t.image_base, pc);
-      if (!e || *e) return e;
-      continue;
-    }
-    for (const auto& oe : std::get<std::vector<cu::ObjectEntry>>(table))
-      if (pc >= oe.function && pc - oe.function < oe.length)
-        return cu::Entry{oe.function, oe.function + oe.length, oe.encoding, {}, {}};
-  }
-  return std::nullopt;
+  const auto report = cu::dump_report(o.file, slices, o.json, o.decoded);
+  if (report.complete || !o.json) std::fputs(report.out.c_str(), stdout);
+  for (const auto& p : report.problems) std::fprintf(stderr, "unwindkit: %s\n", p.c_str());
+  return report.problems.empty() ? kExitOk : kExitDataProblem;
 }
 
 int run_lookup(const Options& o) {
@@ -111,75 +71,19 @@ int run_lookup(const Options& o) {
   std::unique_ptr<macho::MachOFile> file;
   std::vector<const macho::Slice*> slices;
   if (!load(o, false, file, slices, rc)) return rc;
-  const macho::Slice& slice = *slices.front();
-  auto t = cu::decode_slice(slice);
-  if (!t) {
-    std::fprintf(stderr, "unwindkit: %s: %s\n", o.file.c_str(), t.error().to_string().c_str());
+  auto report = cu::lookup_report(*slices.front(), pc);
+  if (!report) {
+    std::fprintf(stderr, "unwindkit: %s: %s\n", o.file.c_str(), report.error().to_string().c_str());
     return kExitDataProblem;
   }
-  auto entry = find_entry(*t, pc);
-  if (!entry) {
-    std::fprintf(stderr, "unwindkit: %s: %s\n", o.file.c_str(), entry.error().to_string().c_str());
-    return kExitDataProblem;
-  }
-  if (!*entry) {
+  if (!*report) {
     std::fprintf(stderr, "unwindkit: %s: no compact unwind entry covers %#llx\n", o.file.c_str(),
                  static_cast<unsigned long long>(pc));
     return kExitDataProblem;
   }
-  const cu::Entry& e = **entry;
-  const Bytes code = slice.bytes_at_address(e.function_start, e.function_end - e.function_start);
-  auto lowered = cu::lower(t->arch, e, code);
-  auto decoded = cu::decode_encoding(t->arch, e.encoding);
-  std::string rule_text;
-  std::string kind;
-  if (lowered) {
-    switch (lowered->kind) {
-      case cu::Lowered::Kind::Rule:
-        kind = "rule";
-        rule_text = describe(lowered->rule);
-        break;
-      case cu::Lowered::Kind::UseDwarf:
-        kind = "dwarf";
-        rule_text = fmt::format("use DWARF CFI, hint __eh_frame offset {:#x}",
-                                lowered->dwarf_offset);
-        break;
-      case cu::Lowered::Kind::NoInfo:
-        kind = "none";
-        rule_text = "no information here (encoding 0): fall back to another source";
-        break;
-    }
-  } else {
-    kind = "error";
-    rule_text = lowered.error().to_string();
-    rc = kExitDataProblem;
-  }
-  if (o.json) {
-    nlohmann::json j = {{"pc", pc},
-                        {"function_start", e.function_start},
-                        {"function_end", e.function_end},
-                        {"encoding", e.encoding},
-                        {"mode", cu::mode_name(t->arch, decoded ? decoded->mode : 0)},
-                        {"result", kind},
-                        {"rule", rule_text},
-                        {"personality", nullptr},
-                        {"lsda", nullptr},
-                        {"ra_mangled", lowered && lowered->rule.ra_mangled}};
-    if (e.personality) j["personality"] = *e.personality;
-    if (e.lsda) j["lsda"] = *e.lsda;
-    std::printf("%s\n", j.dump().c_str());
-    return rc;
-  }
-  std::printf("function: %#llx-%#llx\n", static_cast<unsigned long long>(e.function_start),
-              static_cast<unsigned long long>(e.function_end));
-  std::printf("encoding: 0x%08x %s\n", e.encoding,
-              decoded ? cu::describe_encoding(*decoded).c_str()
-                      : ("invalid: " + decoded.error().message).c_str());
-  if (e.personality) std::printf("personality: %#x\n", *e.personality);
-  if (e.lsda) std::printf("lsda: %#x\n", *e.lsda);
-  std::printf("%s: %s\n", kind.c_str(), rule_text.c_str());
-  if (lowered && lowered->rule.ra_mangled) std::printf("return address: PAC-signed\n");
-  return rc;
+  std::fputs(o.json ? cu::lookup_json(**report).c_str() : cu::lookup_text(**report).c_str(),
+             stdout);
+  return (*report)->ok ? kExitOk : kExitDataProblem;
 }
 
 int run_check(const Options& o) {

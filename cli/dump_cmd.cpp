@@ -1,5 +1,5 @@
 // `unwindkit dump FILE`: every unwind table the file carries, whatever its format — compact
-// unwind for Mach-O (every slice of a universal file), SFrame for ELF.
+// unwind for Mach-O (every slice of a universal file), SFrame and `.trace` for ELF.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,6 +12,9 @@
 #include "unwindkit/sframe/dump.h"
 #include "unwindkit/sframe/section.h"
 #include "unwindkit/sframe/sframe.h"
+#include "unwindkit/trace/constants.h"
+#include "unwindkit/trace/decode.h"
+#include "unwindkit/trace/dump.h"
 
 namespace unwindkit::cli {
 
@@ -42,17 +45,27 @@ int dump_macho(const std::string& path, std::shared_ptr<const std::vector<uint8_
   return kExitOk;
 }
 
+// `.sframe` as `unwindkit sframe dump` prints it, then `.trace` as `unwindkit trace dump`.
 int dump_elf(const std::string& path, std::shared_ptr<const std::vector<uint8_t>> image) {
   auto f = elf::ElfFile::parse(std::move(image), path);
   if (!f) return report(path, f.error());
-  const elf::Section* s = f->section(".sframe");
-  if (s == nullptr) {
+  const elf::Section* sframe_section = f->section(".sframe");
+  const elf::Section* trace_section = f->section(trace::kSectionName);
+  if (sframe_section == nullptr && trace_section == nullptr) {
     std::fprintf(stderr, "unwindkit: %s: no unwind tables this tool reads\n", path.c_str());
     return kExitDataProblem;
   }
-  auto section = sframe::decode(s->data, s->addr);
-  if (!section) return report(path, section.error());
-  std::fputs(sframe::dump(*section).c_str(), stdout);
+  if (sframe_section != nullptr) {
+    auto section = sframe::decode(sframe_section->data, sframe_section->addr);
+    if (!section) return report(path, section.error());
+    std::fputs(sframe::dump(*section).c_str(), stdout);
+  }
+  if (trace_section != nullptr) {
+    auto section = trace::decode(trace_section->data, f->is_64() ? 8 : 4);
+    if (!section) return report(path, section.error());
+    if (sframe_section != nullptr) std::fputs("\n", stdout);
+    std::fputs(trace::dump_records(*section, trace_section->data).c_str(), stdout);
+  }
   return kExitOk;
 }
 
@@ -61,7 +74,7 @@ int dump_elf(const std::string& path, std::shared_ptr<const std::vector<uint8_t>
 void add_dump_command(CLI::App& app, int& exit_code) {
   auto path = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("dump", "dump every unwind table in FILE (Mach-O compact "
-                                         "unwind, ELF SFrame)");
+                                         "unwind, ELF SFrame and .trace)");
   cmd->add_option("FILE", *path, "Mach-O or ELF file")->required();
   cmd->callback([path, &exit_code] {
     std::vector<uint8_t> bytes;

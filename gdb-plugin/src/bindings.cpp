@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cbf_bindings.h"
+#include "compact_unwind_bindings.h"
 #include "frame_engine.h"
 #include "gdb_registers.h"
 #include "loaded_module.h"
@@ -210,4 +211,5 @@ PYBIND11_MODULE(_unwindkit, m) {
 
   bind_trace(m);
   add_cbf_bindings(m);
+  add_compact_unwind_bindings(m);
 }

@@ -2,6 +2,7 @@
 #include "commands.h"
 
 #include "cbf_commands.h"
+#include "compact_unwind_commands.h"
 #include "sframe_commands.h"
 #include "status_commands.h"
 #include "trace_commands.h"
@@ -53,6 +54,7 @@ void register_commands(lldb::SBDebugger debugger, Installer& installer) {
                    "Show the routine, file and line .trace gives a load address.",
                    "unwindkit trace lookup <address>", "");
   register_cbf_commands(root, installer);
+  register_compact_unwind_commands(root, installer);
 }
 
 }  // namespace unwindkit::lldb_plugin

@@ -7,11 +7,15 @@ assembly with hand-written __compact_unwind tables of > 127 encodings), then che
   - `compact-unwind dump` and `dump` equal `llvm-objdump-22 --macho --unwind-info` byte for
     byte, for linked images and for objects (and per slice of a universal file);
   - `compact-unwind check` finds nothing wrong;
+  - the same for i386 objects (20-byte __compact_unwind entries; ld64.lld cannot link i386);
   - every mode of both architectures occurs across the fixtures;
   - x86_64 rules (CFA offset, saved-register slots) equal what the prologue in the
     disassembly does (push / sub / mov %rsp,%rbp), which includes every permutation that
     clang emitted and STACK_IND's immediate;
-  - the hand-written table produced a regular page and page-local encodings.
+  - the hand-written table produced a regular page and page-local encodings;
+  - DWARF-mode entries (dwarf_mode-*.s: frames compact unwind cannot describe) hand over to
+    __eh_frame: `lookup` at every CFI row's address gives the rule llvm-dwarfdump-22
+    --eh-frame prints for that row, also when the encoding's __eh_frame offset hint is 0.
 """
 import json
 import os
@@ -63,6 +67,13 @@ def build_fixtures(tmp):
         link(arch, [o], out, [os.path.join(SRC, "libSystem.tbd")])
         objects.append((arch, o))
         images.append((arch, out))
+        o = os.path.join(tmp, f"dwarf_mode-{arch}.o")
+        run("clang-22", "-target", target, "-c", os.path.join(SRC, f"dwarf_mode-{arch}.s"),
+            "-o", o)
+        out = o[:-2] + ".out"
+        link(arch, [o], out)
+        objects.append((arch, o))
+        images.append((arch, out))
         s = os.path.join(tmp, f"table-{arch}.s")
         run(sys.executable, os.path.join(SRC, "gen_table.py"), arch, s)
         o = s[:-2] + ".o"
@@ -72,6 +83,26 @@ def build_fixtures(tmp):
         objects.append((arch, o))
         images.append((arch, out))
     return images, objects
+
+
+def build_i386_objects(tmp):
+    """i386 objects (ld64.lld cannot link i386): 20-byte __compact_unwind entries."""
+    objects = []
+    for name, lang, flags in (("frames.c", "c", ["-O0"]), ("frames.c", "c", ["-O2"]),
+                              ("eh.cpp", "c++", ["-O2"])):
+        o = os.path.join(tmp, f"i386-{name}{flags[0]}.o")
+        run("clang-22", "-x", lang, "-target", "i386-apple-macos10.14", *flags,
+            "-fno-stack-protector", "-c", os.path.join(SRC, name), "-o", o)
+        objects.append(("i386", o))
+    return objects
+
+
+def check_i386_entry_size(objects):
+    for _, path in objects:
+        ref = run("llvm-objdump-22", "--macho", "--unwind-info", path).stdout
+        offsets = [int(x, 16) for x in re.findall(r"Entry at offset 0x([0-9a-f]+):", ref)]
+        expect(len(offsets) >= 2 and all(b - a == 20 for a, b in zip(offsets, offsets[1:])),
+               f"{path}: llvm-objdump's entries are not 20 bytes apart: {offsets}")
 
 
 def compare_dumps(files):
@@ -195,14 +226,107 @@ def check_pages(images):
     expect("Page encodings:" in ref, "hand-written table: no page-local encodings")
 
 
+FDE = re.compile(r"^[0-9a-f]+ [0-9a-f]+ [0-9a-f]+ FDE cie=[0-9a-f]+ pc=([0-9a-f]+)\.\.\.([0-9a-f]+)$")
+ROW = re.compile(r"^  0x([0-9a-f]+): CFA=(\w+)([+-]\d+)?(?:: (.*))?$")
+# llvm-dwarfdump's register names → ours (the return-address column is "ra").
+DWARFDUMP_REGS = {"RIP": "ra", "RBP": "fp", "RSP": "rsp", "W30": "ra", "W29": "fp", "WSP": "sp"}
+
+
+def eh_frame_rows(path):
+    """[(row address, end of its FDE, (cfa reg, offset), {reg: cfa offset})] from
+    llvm-dwarfdump-22 --eh-frame."""
+    rows, end = [], None
+    for line in run("llvm-dwarfdump-22", "--eh-frame", path).stdout.splitlines():
+        if m := FDE.match(line):
+            end = int(m.group(2), 16)
+        elif (m := ROW.match(line)) and end is not None:
+            regs = {}
+            for item in (m.group(4) or "").split(", "):
+                if item:
+                    name, where = item.split("=")
+                    name = DWARFDUMP_REGS.get(name, name.lower().replace("w", "x", 1))
+                    regs[name] = int(re.fullmatch(r"\[CFA([+-]\d+)\]", where).group(1))
+            cfa_reg = DWARFDUMP_REGS.get(m.group(2), m.group(2).lower())
+            rows.append((int(m.group(1), 16), end, (cfa_reg, int(m.group(3) or 0)), regs))
+    return rows
+
+
+def parse_rule(text):
+    """(cfa, {reg: cfa offset}) of our rule text; registers the rule leaves in place (ra in
+    lr, fp same) are left out, as llvm-dwarfdump leaves them out."""
+    parts = text.split()
+    cfa = re.fullmatch(r"cfa=(\w+)([+-]\d+)?", parts[0])
+    regs = {}
+    for item in parts[1:]:
+        name, where = item.split("=")
+        if m := re.fullmatch(r"\[cfa([+-]\d+)\]", where):
+            regs[name] = int(m.group(1))
+        else:
+            expect(where in ("same", "lr"), f"unexpected register rule {item} in {text}")
+    return (cfa.group(1), int(cfa.group(2) or 0)), regs
+
+
+def check_dwarf_rows(path, arch, label):
+    checked = 0
+    rows = eh_frame_rows(path)
+    for i, (addr, end, cfa, regs) in enumerate(rows):
+        last_of_fde = i + 1 == len(rows) or rows[i + 1][1] != end
+        # The row's first byte, and for an FDE's last row the FDE's last byte.
+        for pc in [addr] + ([end - 1] if last_of_fde and end - 1 > addr else []):
+            res = json.loads(run(UK, "compact-unwind", "lookup", "--json", path, hex(pc)).stdout)
+            if res["mode"] != "DWARF":
+                continue
+            what = f"{label} {arch} {pc:#x}: {res['rule']}"
+            expect(res["result"] == "dwarf", what)
+            expect(parse_rule(res["rule"]) == (cfa, regs),
+                   f"{what}: llvm-dwarfdump says CFA={cfa} {regs}")
+            checked += 1
+    return checked
+
+
+def check_dwarf_handover(tmp, images):
+    for arch, path in images:
+        if "dwarf_mode" not in path:
+            continue
+        checked = check_dwarf_rows(path, arch, path)
+        print(f"{arch}: DWARF-mode rows checked against llvm-dwarfdump: {checked}")
+        expect(checked >= 3, f"{path}: too few DWARF-mode rows checked ({checked})")
+        # The encoding's __eh_frame offset is a hint: with it zeroed (every DWARF-mode
+        # encoding in the common-encodings array), the FDE must still be found by pc.
+        data = bytearray(open(path, "rb").read())
+        encodings = re.findall(r"encoding\[\d+\]: 0x([0-9a-f]{8})",
+                               run("llvm-objdump-22", "--macho", "--unwind-info", path).stdout)
+        mode_mask = 0x0F000000
+        dwarf_mode = 0x04000000 if arch == "x86_64" else 0x03000000
+        patched = 0
+        for enc in {int(e, 16) for e in encodings}:
+            if enc & mode_mask == dwarf_mode and enc & 0xFFFFFF:
+                old, new = enc.to_bytes(4, "little"), (enc & ~0xFFFFFF).to_bytes(4, "little")
+                expect(data.count(old) == 1, f"{path}: encoding {enc:#x} not unique in the file")
+                data = data.replace(old, new)
+                patched += 1
+        zeroed = os.path.join(tmp, f"dwarf_mode-{arch}-nohint.out")
+        with open(zeroed, "wb") as f:
+            f.write(data)
+        expect(patched >= 1, f"{path}: no DWARF-mode encoding with an offset to zero")
+        dump = run("llvm-objdump-22", "--macho", "--unwind-info", zeroed).stdout
+        expect(f"0x{dwarf_mode:08x}" in dump, f"{zeroed}: llvm-objdump does not see the zeroed hint")
+        checked = check_dwarf_rows(zeroed, arch, "hint 0:")
+        expect(checked >= 3, f"{zeroed}: too few DWARF-mode rows checked ({checked})")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         images, objects = build_fixtures(tmp)
         compare_dumps(images + objects)
+        i386_objects = build_i386_objects(tmp)
+        compare_dumps(i386_objects)
+        check_i386_entry_size(i386_objects)
         compare_fat(tmp, images)
         check_modes(images, objects)
         check_x86_rules(images)
         check_pages(images)
+        check_dwarf_handover(tmp, images)
     if FAILURES:
         print(f"{len(FAILURES)} failures")
         return 1

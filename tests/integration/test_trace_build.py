@@ -122,6 +122,11 @@ def verify(binary, label):
     p = subprocess.run([UK, "trace", "dump", out], capture_output=True, text=True)
     check(p.returncode == 0 and p.stdout.startswith(".trace contents:\n"), f"{label}: dump")
     check("# TB_TAG_Module" in p.stdout and "# TB_TAG_RTN64" in p.stdout, f"{label}: dump tags")
+    records = p.stdout
+    # `unwindkit dump` shows every table the file has: .trace record by record (after .sframe
+    # when gcc emitted one), the same text as `trace dump`.
+    p = subprocess.run([UK, "dump", out], capture_output=True, text=True)
+    check(p.returncode == 0 and p.stdout.endswith(records), f"{label}: dump holds .trace")
     p = subprocess.run([UK, "trace", "dump", out, "--json"], capture_output=True, text=True)
     js = json.loads(p.stdout)
     p = subprocess.run([UK, "trace", "dump", out, "--lines"], capture_output=True, text=True)

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "unwindkit/compact_unwind/constants.h"
+#include "unwindkit/compact_unwind/object_section.h"
 #include "unwindkit/macho/macho_file.h"
 
 namespace unwindkit::macho {
@@ -60,6 +62,24 @@ std::vector<uint8_t> thin32() {
   return o.b;
 }
 
+// mach_header (28) for i386 + LC_SEGMENT (56 + 68) named __TEXT at 0x1000 holding one
+// __LD,__compact_unwind section at 0x1098: two 20-byte entries (pc, length, encoding,
+// personality, lsda; all 32-bit) at file offset 152.
+std::vector<uint8_t> thin32_segment() {
+  Out o;
+  for (uint32_t v : {0xfeedfaceu, 7u, 3u, 2u, 1u, 124u, 0u}) o.u32(v);
+  o.u32(0x1);  // LC_SEGMENT
+  o.u32(124);
+  o.name("__TEXT");
+  for (uint32_t v : {0x1000u, 0x1000u, 0u, 192u, 5u, 5u, 1u, 0u}) o.u32(v);
+  o.name("__compact_unwind");
+  o.name("__LD");
+  for (uint32_t v : {0x1098u, 40u, 152u, 2u, 0u, 0u, 0u, 0u, 0u}) o.u32(v);
+  for (uint32_t v : {0x1000u, 0x20u, 0x01010005u, 0u, 0u, 0x1020u, 0x10u, 0x02000000u, 0u, 0u})
+    o.u32(v);
+  return o.b;
+}
+
 Result<MachOFile> parse(std::vector<uint8_t> b) {
   return MachOFile::parse(std::make_shared<const std::vector<uint8_t>>(std::move(b)));
 }
@@ -107,6 +127,50 @@ TEST(MachOFile, FatSelectsBySliceName) {
   EXPECT_EQ((*i386)->arch(), Arch::I386);
   EXPECT_EQ((*f->select("x86_64"))->image_base(), 0x100000000u);
   EXPECT_FALSE(f->select("arm64"));
+}
+
+TEST(MachOFile, Thin32SegmentAndTwentyByteCompactUnwindEntries) {
+  auto f = parse(thin32_segment());
+  ASSERT_TRUE(f) << f.error().to_string();
+  const Slice& sl = **f->select("i386");
+  EXPECT_FALSE(sl.is_64());
+  EXPECT_EQ(sl.arch(), Arch::I386);
+  EXPECT_EQ(sl.image_base(), 0x1000u);
+  ASSERT_EQ(sl.segments().size(), 1u);
+  EXPECT_EQ(sl.segments()[0].vmsize, 0x1000u);
+  EXPECT_EQ(sl.segments()[0].filesize, 192u);
+  const Section* sec = sl.section("__LD", compact_unwind::kCompactUnwindSection);
+  ASSERT_NE(sec, nullptr);
+  EXPECT_EQ(sec->addr, 0x1098u);
+  EXPECT_EQ(sec->offset, 152u);
+  ASSERT_EQ(sec->data.size(), 40u);
+  auto entries = compact_unwind::decode_object_section(sl, *sec);
+  ASSERT_TRUE(entries) << entries.error().to_string();
+  ASSERT_EQ(entries->size(), 2u);
+  EXPECT_EQ((*entries)[1].offset, compact_unwind::kCompactUnwindEntrySize32);
+  EXPECT_EQ((*entries)[1].function, 0x1020u);
+  EXPECT_EQ((*entries)[1].length, 0x10u);
+  EXPECT_EQ((*entries)[1].encoding, 0x02000000u);
+  EXPECT_EQ((*entries)[0].encoding, 0x01010005u);
+}
+
+TEST(MachOFile, Thin32TruncationsAndPartialEntries) {
+  const auto full = thin32_segment();
+  // Inside the header, the LC_SEGMENT, its section, and the section's data.
+  for (size_t n : {size_t{20}, size_t{60}, size_t{140}, size_t{170}}) {
+    std::vector<uint8_t> b(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+    auto f = parse(b);
+    ASSERT_FALSE(f) << n;
+    EXPECT_EQ(f.error().section, "Mach-O") << n;
+  }
+  // 30 bytes of __compact_unwind: one whole 20-byte entry and a partial one.
+  auto b = full;
+  b[28 + 56 + 36] = 30;  // section.size
+  auto f = parse(b);
+  ASSERT_TRUE(f) << f.error().to_string();
+  const Slice& sl = **f->select("");
+  auto entries = compact_unwind::decode_object_section(sl, sl.sections()[0]);
+  EXPECT_FALSE(entries);
 }
 
 TEST(MachOFile, TruncationsAreErrorsNamingTheField) {

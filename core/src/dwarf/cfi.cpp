@@ -1,5 +1,6 @@
 #include "unwindkit/dwarf/cfi.h"
 
+#include <elf.h>
 #include <elfutils/libdw.h>
 #include <fmt/format.h>
 #include <libelf.h>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <span>
+#include <vector>
 
 #include "unwindkit/dwarf/lower.h"
 #include "unwindkit/stepper.h"
@@ -34,6 +36,49 @@ std::vector<uint16_t> described_registers(Arch arch) {
 
 int64_t sp_from_cfa(Arch arch) { return arch == Arch::S390x ? -160 : 0; }
 
+// A minimal ELF64 image holding `section` as `.eh_frame` at `address`: libdw reads CFI only
+// out of ELF, and its `.eh_frame` reader (pointer encodings relative to the section address,
+// the FDE search by pc, the ABI's initial rules for e_machine) is exactly what a Mach-O
+// __eh_frame needs. No program headers, so libdw finds the section by its name.
+std::vector<uint8_t> eh_frame_image(uint16_t machine, Bytes section, uint64_t address) {
+  static constexpr char kNames[] = "\0.eh_frame\0.shstrtab";
+  const size_t data_off = sizeof(Elf64_Ehdr);
+  const size_t names_off = data_off + section.size();
+  const size_t sh_off = (names_off + sizeof(kNames) + 7) & ~size_t{7};
+  std::vector<uint8_t> image(sh_off + 3 * sizeof(Elf64_Shdr));
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;  // Mach-O with compact unwind is little-endian
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = ET_EXEC;
+  eh.e_machine = machine;
+  eh.e_version = EV_CURRENT;
+  eh.e_shoff = sh_off;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = 3;
+  eh.e_shstrndx = 2;
+  std::memcpy(image.data(), &eh, sizeof eh);
+  if (!section.empty()) std::memcpy(image.data() + data_off, section.data(), section.size());
+  std::memcpy(image.data() + names_off, kNames, sizeof(kNames));
+  Elf64_Shdr sh[3]{};
+  sh[1].sh_name = 1;  // ".eh_frame"
+  sh[1].sh_type = SHT_PROGBITS;
+  sh[1].sh_flags = SHF_ALLOC;
+  sh[1].sh_addr = address;
+  sh[1].sh_offset = data_off;
+  sh[1].sh_size = section.size();
+  sh[1].sh_addralign = 1;
+  sh[2].sh_name = 11;  // ".shstrtab"
+  sh[2].sh_type = SHT_STRTAB;
+  sh[2].sh_offset = names_off;
+  sh[2].sh_size = sizeof(kNames);
+  sh[2].sh_addralign = 1;
+  std::memcpy(image.data() + sh_off, sh, sizeof sh);
+  return image;
+}
+
 struct FrameDeleter {
   void operator()(Dwarf_Frame* f) const { std::free(f); }
 };
@@ -46,6 +91,7 @@ struct CfiTables::Impl {
   Dwarf* dwarf = nullptr;
   Dwarf_CFI* eh_frame = nullptr;     // owned: dwarf_cfi_end
   Dwarf_CFI* debug_frame = nullptr;  // owned by `dwarf`
+  std::vector<uint8_t> image;        // open_eh_frame's synthesized ELF, which `elf` reads
 
   ~Impl() {
     if (eh_frame) dwarf_cfi_end(eh_frame);
@@ -147,6 +193,19 @@ Result<CfiTables> CfiTables::open(const elf::ElfFile& file) {
   // there simply is no .debug_frame.
   impl->dwarf = dwarf_begin_elf(impl->elf, DWARF_C_READ, nullptr);
   if (impl->dwarf) impl->debug_frame = dwarf_getcfi(impl->dwarf);
+  return CfiTables(std::move(impl));
+}
+
+Result<CfiTables> CfiTables::open_eh_frame(Arch arch, Bytes section, uint64_t address) {
+  if (arch != Arch::X86_64 && arch != Arch::AArch64)
+    return fail("__eh_frame", 0, "arch",
+                fmt::format("no DWARF CFI reader for {} outside ELF", arch_name(arch)));
+  auto impl = std::make_unique<Impl>();
+  impl->arch = arch;
+  impl->image = eh_frame_image(arch == Arch::X86_64 ? EM_X86_64 : EM_AARCH64, section, address);
+  impl->elf = elf_memory(reinterpret_cast<char*>(impl->image.data()), impl->image.size());
+  if (!impl->elf) return fail("__eh_frame", 0, "elf_memory", elf_errmsg(-1));
+  impl->eh_frame = dwarf_getcfi_elf(impl->elf);
   return CfiTables(std::move(impl));
 }
 

@@ -6,7 +6,7 @@ and the objfile events that drop cached tables. Installing again (sourcing the f
 
 import gdb
 
-from . import cbf_commands, commands, tables, trace_commands, trace_frames, unwinder
+from . import cbf_commands, commands, compact_unwind_commands, tables, trace_commands, trace_frames, unwinder
 
 _installed = False
 
@@ -28,4 +28,5 @@ def install():
     commands.register(state)
     trace_commands.register(trace_frames.register(state))
     cbf_commands.register()
+    compact_unwind_commands.register()
     _installed = True

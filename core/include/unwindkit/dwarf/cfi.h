@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "unwindkit/bytes.h"
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/error.h"
 #include "unwindkit/rules.h"
@@ -24,6 +25,10 @@ class CfiTables {
   // Opens the CFI of `file`, which must outlive the returned object. A file without CFI is
   // not an error (empty() is then true); an ELF whose machine we do not unwind is.
   static Result<CfiTables> open(const elf::ElfFile& file);
+  // The CFI of a bare `.eh_frame`-format section found outside ELF (Mach-O `__TEXT,__eh_frame`)
+  // whose first byte is at `address`; the bytes are copied. 64-bit x86_64 and AArch64 only
+  // (i386 Mach-O numbers esp/ebp differently in its CFI).
+  static Result<CfiTables> open_eh_frame(Arch arch, Bytes section, uint64_t address);
 
   bool empty() const;
   bool has_eh_frame() const;
