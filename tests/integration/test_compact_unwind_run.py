@@ -16,7 +16,10 @@ stepper and compares each frame with the records. Here we also check that
     FRAME with D pairs only and a FRAMELESS leaf with X and D pairs;
   - every mode compiled code can have was unwound: x86_64 RBP_FRAME, STACK_IMMD and
     STACK_IND (100 KB frame), arm64 FRAME (X and D pairs, D pairs alone) and FRAMELESS with
-    saved pairs.
+    saved pairs, and on both a DWARF-mode function in the middle of the chain (its rule comes
+    from __eh_frame through the core's DWARF handover): x86_64 hand-written assembly that
+    saves registers with `mov` (chain_x86_64_dwarf.S), arm64 a function clang gives fp/lr
+    saves without a frame record.
 """
 import os
 import re
@@ -48,6 +51,7 @@ def x86_bp_slots(e):
 # What each function's encoding (as llvm-objdump lists it) must show for the chain to test
 # what it claims: guards against a compiler that allocates registers differently.
 X86_SHAPES = {
+    "_chain_dwarf": (lambda e: mode(e) == 4, "DWARF mode"),
     "_chain_leaf": (lambda e: mode(e) == 2 and x86_count(e) == 6,
                     "STACK_IMMD saving all six registers"),
     "_chain_immd_b": (lambda e: mode(e) == 2 and x86_count(e) >= 1, "STACK_IMMD with a push"),
@@ -64,6 +68,7 @@ A64_X_PAIRS, A64_D_PAIRS = 0x01F, 0xF00
 A64_SHAPES = {
     "_chain_leaf": (lambda e: mode(e) == 2 and e & A64_X_PAIRS and e & A64_D_PAIRS,
                     "FRAMELESS with X and D pairs"),
+    "_chain_dwarf": (lambda e: mode(e) == 3, "DWARF mode"),
     "_chain_frame_x": (lambda e: mode(e) == 4 and e & A64_X_PAIRS and e & A64_D_PAIRS,
                        "FRAME with X and D pairs"),
     "_chain_frame_d": (lambda e: mode(e) == 4 and not e & A64_X_PAIRS and e & A64_D_PAIRS,
@@ -73,22 +78,25 @@ A64_SHAPES = {
 }
 
 # Per architecture: chain functions innermost first and the shape of each, modes that must
-# occur, the runner's compiler and how to run it.
+# occur, assembly sources besides the two C halves, the runner's compiler and how to run it.
 ARCHES = {
     "x86_64": {
-        "functions": ["_chain_leaf", "_chain_immd_b", "_chain_ind_big", "_chain_immd_a",
-                      "_chain_rbp_two", "_chain_entry"],
+        "functions": ["_chain_leaf", "_chain_immd_b", "_chain_dwarf", "_chain_ind_big",
+                      "_chain_immd_a", "_chain_rbp_two", "_chain_entry"],
         "shapes": X86_SHAPES,
-        "modes": {"RBP_FRAME", "STACK_IMMD", "STACK_IND"},
+        "modes": {"RBP_FRAME", "STACK_IMMD", "STACK_IND", "DWARF"},
+        "asm": ["chain_x86_64_dwarf.S"],
         "cc": "gcc",
         "exec": [],
         "fp_flags": ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-mno-red-zone"],
         "nofp_flags": ["-fomit-frame-pointer", "-mno-red-zone"],
     },
     "arm64": {
-        "functions": ["_chain_leaf", "_chain_frame_x", "_chain_frame_d", "_chain_entry"],
+        "functions": ["_chain_leaf", "_chain_frame_x", "_chain_dwarf", "_chain_frame_d",
+                      "_chain_entry"],
         "shapes": A64_SHAPES,
-        "modes": {"FRAME", "FRAMELESS"},
+        "modes": {"FRAME", "FRAMELESS", "DWARF"},
+        "asm": [],
         "cc": "aarch64-linux-gnu-gcc",
         "exec": ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"],
         "fp_flags": ["-fno-omit-frame-pointer"],
@@ -109,6 +117,11 @@ def build_image(tmp, arch, cfg):
         o = os.path.join(tmp, f"chain-{arch}-{half}.o")
         run(["clang-22", "-target", f"{arch}-apple-macos11", "-O2", "-fno-stack-protector",
              *cfg[f"{half}_flags"], "-c", os.path.join(SRC, f"chain_{arch}_{half}.c"), "-o", o])
+        objs.append(o)
+    for src in cfg["asm"]:
+        o = os.path.join(tmp, f"{os.path.splitext(src)[0]}.o")
+        run(["clang-22", "-target", f"{arch}-apple-macos11", "-I", SRC, "-c",
+             os.path.join(SRC, src), "-o", o])
         objs.append(o)
     image = os.path.join(tmp, f"chain-{arch}.out")
     run(["ld64.lld-22", "-arch", arch, "-platform_version", "macos", "11.0", "11.0",

@@ -3,6 +3,8 @@
 // with what the chain's own call sequences recorded: return address (the `call`/`bl`
 // instruction's own label and the callee's __builtin_return_address), stack pointer, frame
 // pointer and every callee-saved register (x86_64 rbx rbp r12-r15; arm64 x19-x28 fp d8-d15).
+// A DWARF-mode function's rule comes from the image's __eh_frame through the core's DWARF
+// handover (compact_unwind::dwarf_rule), as the CLI and the plugins take it.
 //
 // usage: compact_unwind_run_check IMAGE STATE
 // Prints one line per frame and `mode NAME` for every mode it unwound through; exits 1 on
@@ -24,6 +26,7 @@
 #include "unwindkit/compact_unwind/constants.h"
 #include "unwindkit/compact_unwind/encoding.h"
 #include "unwindkit/compact_unwind/lookup.h"
+#include "unwindkit/compact_unwind/report.h"
 #include "unwindkit/compact_unwind/unwind_info.h"
 #include "unwindkit/macho/macho_file.h"
 #include "unwindkit/stepper.h"
@@ -179,7 +182,8 @@ int run(const std::string& image, const std::string& state_path) {
   for (uint64_t idx = st.depth; idx > 0; --idx, ++frame) {
     const uint64_t pc = *regs.pc();
     // A return address may be one past its call's function: look callers up at pc - 1.
-    auto entry = cu::lookup(*info, slice.image_base(), frame == 0 ? pc : pc - 1);
+    const uint64_t lookup_pc = frame == 0 ? pc : pc - 1;
+    auto entry = cu::lookup(*info, slice.image_base(), lookup_pc);
     if (!entry || !*entry) {
       std::cout << fmt::format("FAIL frame {} pc {:#x}: no compact unwind entry ({})\n", frame,
                                pc, entry ? "not covered" : entry.error().to_string());
@@ -197,18 +201,27 @@ int run(const std::string& image, const std::string& state_path) {
       std::cout << "FAIL lowering: " << lowered.error().to_string() << "\n";
       return 1;
     }
-    if (lowered->kind != cu::Lowered::Kind::Rule) {
-      std::cout << fmt::format(
-          "FAIL frame {}: {} — not checked: compact unwind hands this function to __eh_frame, "
-          "and the core's lookup has no DWARF handover\n",
-          frame, lowered->kind == cu::Lowered::Kind::UseDwarf ? "DWARF mode" : "encoding 0");
+    if (lowered->kind == cu::Lowered::Kind::NoInfo) {
+      std::cout << fmt::format("FAIL frame {}: encoding 0, no unwind information\n", frame);
       return 1;
     }
+    UnwindRule rule = lowered->rule;
+    if (lowered->kind == cu::Lowered::Kind::UseDwarf) {
+      auto from_eh = cu::dwarf_rule(slice, arch, lookup_pc);
+      if (!from_eh || !*from_eh) {
+        std::cout << fmt::format("FAIL frame {}: DWARF mode, no rule from __eh_frame ({})\n",
+                                 frame,
+                                 from_eh ? "no FDE covers the pc" : from_eh.error().to_string());
+        return 1;
+      }
+      rule = **from_eh;
+      std::cout << fmt::format("  __eh_frame offset hint {:#x}\n", lowered->dwarf_offset);
+    }
     modes.insert(mode);
-    std::cout << "  rule " << describe(lowered->rule) << "\n";
+    std::cout << "  rule " << describe(rule) << "\n";
     StepOptions opts;
     opts.trust_all_registers = frame == 0;  // the leaf's registers all come from the trap
-    auto stepped = step(lowered->rule, regs, mem, opts);
+    auto stepped = step(rule, regs, mem, opts);
     if (!stepped) {
       std::cout << "FAIL step: " << stepped.error().to_string() << "\n";
       return 1;

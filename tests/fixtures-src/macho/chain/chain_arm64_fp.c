@@ -2,8 +2,8 @@
    calls chain_keep after its assembly call so the compiler builds a real frame. */
 #include "chain_arm64.h"
 
+u64 chain_dwarf(u64 *ctx);
 u64 chain_frame_d(u64 *ctx);
-u64 chain_frame_x(u64 *ctx);
 u64 chain_leaf(u64 *ctx);
 
 __attribute__((noinline)) void chain_keep(volatile u64 *p) { p[0] += 1; }
@@ -28,20 +28,20 @@ __attribute__((noinline)) u64 chain_entry(u64 *ctx) {
 __attribute__((noinline)) u64 chain_frame_d(u64 *ctx) {
   volatile u64 local[2] = {5, 6};
   RECORD_RA(ctx, 2);
-  A64_CALL(ctx, 2, chain_frame_x,
+  A64_CALL(ctx, 2, chain_dwarf,
            SETD(10, 0x020a) SETD(11, 0x020b) SETD(14, 0x020e) SETD(15, 0x020f),
            "d10", "d11", "d14", "d15");
   chain_keep(local);
   return local[0];
 }
 
-/* 3: FRAME with two X pairs and one D pair, none of them the first of its kind. */
+/* 4: FRAME with two X pairs and one D pair, none of them the first of its kind. */
 __attribute__((noinline)) u64 chain_frame_x(u64 *ctx) {
   volatile u64 local[3] = {7, 8, 9};
-  RECORD_RA(ctx, 3);
-  A64_CALL(ctx, 3, chain_leaf,
-           SETX(21, 0x0315) SETX(22, 0x0316) SETX(27, 0x031b) SETX(28, 0x031c)
-           SETD(12, 0x030c) SETD(13, 0x030d),
+  RECORD_RA(ctx, 4);
+  A64_CALL(ctx, 4, chain_leaf,
+           SETX(21, 0x0415) SETX(22, 0x0416) SETX(27, 0x041b) SETX(28, 0x041c)
+           SETD(12, 0x040c) SETD(13, 0x040d),
            "x21", "x22", "x27", "x28", "d12", "d13");
   chain_keep(local);
   return local[2];

@@ -5,7 +5,7 @@
 #include "chain_x86_64.h"
 
 u64 chain_ind_big(u64 *ctx);
-u64 chain_immd_b(u64 *ctx);
+u64 chain_dwarf(u64 *ctx);
 u64 chain_leaf(u64 *ctx);
 
 /* 3: STACK_IMMD saving rbx, r13 and rbp. */
@@ -26,7 +26,7 @@ __attribute__((noinline)) u64 chain_ind_big(u64 *ctx) {
   big[0] = 13;
   big[100000 / 8 - 1] = 14;
   RECORD_RA(ctx, 4);
-  X86_CALL(ctx, 4, chain_immd_b,
+  X86_CALL(ctx, 4, chain_dwarf,
            SET(r14, 0xa5a500000000040e) SET(rbp, 0xa5a5000000000406)
            SET(r12, 0xa5a500000000040c),
            "r14", "rbp", "r12");
@@ -34,22 +34,24 @@ __attribute__((noinline)) u64 chain_ind_big(u64 *ctx) {
   return big[1];
 }
 
-/* 5: STACK_IMMD saving only r15. */
+/* 5 is chain_dwarf (chain_x86_64_dwarf.S). */
+
+/* 6: STACK_IMMD saving only r15. */
 __attribute__((noinline)) u64 chain_immd_b(u64 *ctx) {
   volatile u64 local[3] = {15, 16, 17};
-  RECORD_RA(ctx, 5);
-  X86_CALL(ctx, 5, chain_leaf, SET(r15, 0xa5a500000000050f), "r15");
+  RECORD_RA(ctx, 6);
+  X86_CALL(ctx, 6, chain_leaf, SET(r15, 0xa5a500000000060f), "r15");
   chain_keep(local);
   return local[1];
 }
 
-/* 6: frameless leaf under register pressure: twelve live values and a trap that clobbers
+/* 7: frameless leaf under register pressure: twelve live values and a trap that clobbers
    every callee-saved register, so all six are pushed and the rest spilled. */
 __attribute__((noinline)) u64 chain_leaf(u64 *ctx) {
   const volatile u64 *p = ctx + CHAIN_REC(CHAIN_MAX - 1);
   u64 a = 0, b = 1, c = 2, d = 3, e = 4, f = 5, g = 6, h = 7, i = 8, j = 9, k = 10, l = 11;
-  RECORD_RA(ctx, 6);
-  ctx[0] = 6;
+  RECORD_RA(ctx, 7);
+  ctx[0] = 7;
   for (u64 m = 0; m < 4; ++m) {
     a += p[m] * b; b ^= p[m + 1] + c; c += d * p[m + 2]; d -= e ^ p[m + 3];
     e += f * p[m + 4]; f ^= g + p[m + 5]; g += h * p[m + 6]; h -= i ^ p[m + 7];
