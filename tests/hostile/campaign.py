@@ -198,7 +198,14 @@ def summarize(results, args, wall):
             "debuggers": rows, "validator": verdicts,
             "programs": sorted({r.program for r in results}),
             "bad_runs": [dataclasses.asdict(r) for r in results
-                         if any(o["crashed"] or o["hung"] for o in r.outcomes.values())]}
+                         if any(o["crashed"] or o["hung"] for o in r.outcomes.values())],
+            "runs": [dataclasses.asdict(r) for r in results]}
+
+
+def _write(path, summary):
+    with open(path + ".tmp", "w") as f:
+        json.dump(summary, f, indent=1)
+    os.replace(path + ".tmp", path)
 
 
 def print_table(summary, crash_dir):
@@ -277,14 +284,15 @@ def main(argv=None):
                 results.append(r)
                 if len(results) % 50 == 0:
                     print(f"{len(results)} runs, {time.monotonic() - start:.0f} s", flush=True)
+                    if args.summary:  # so that a campaign cut short still leaves its counts
+                        _write(args.summary, summarize(results, args, time.monotonic() - start))
     finally:
         shutil.rmtree(args.work, ignore_errors=True)
     summary = summarize(results, args, time.monotonic() - start)
     summary["crash_dir"] = crash_dir
     print_table(summary, crash_dir)
     if args.summary:
-        with open(args.summary, "w") as f:
-            json.dump(summary, f, indent=1)
+        _write(args.summary, summary)
     if summary["bad_runs"]:
         print(f"crash/hang inputs kept in {crash_dir}")
         return 1

@@ -139,6 +139,36 @@ def fre_bytes(data, rng, layout):
     return "fre-bytes"
 
 
+def _fre_words(data, layout, i):
+    """[(offset, size)] of the data words of FDE i's FREs (v1/v2 layout)."""
+    fre_off, num_fres = struct.unpack_from("<II", data, layout.fde_field(i, "fre_off"))
+    start_size = {0: 1, 1: 2, 2: 4}.get(data[layout.fde_field(i, "info")] & 0xF)
+    words, at = [], layout.fres + fre_off
+    for _ in range(min(num_fres, 256)):
+        if start_size is None or at + start_size >= len(data):
+            break
+        info = data[at + start_size]
+        count, size = (info >> 1) & 0xF, 1 << ((info >> 5) & 3)
+        at += start_size + 1
+        words += [(at + k * size, size) for k in range(count)]
+        at += count * size
+    return [w for w in words if w[0] + w[1] <= len(data)]
+
+
+def fre_words(data, rng, layout):
+    """A CFA/FP/RA offset changed to another value of its size: the table stays well formed
+    (the validator cannot tell), the rules are wrong, so the stepper walks garbage."""
+    words = [] if layout.version == 3 else \
+        [w for i in range(layout.num_fdes) for w in _fre_words(data, layout, i)]
+    if not words:
+        return bit_flips(data, rng, 0, len(data))
+    for at, size in rng.sample(words, min(len(words), rng.randint(1, 3))):
+        value = rng.choice([0, 8, -8, 16, rng.randrange(-(1 << (8 * size - 1)),
+                                                         1 << (8 * size - 1))])
+        data[at:at + size] = value.to_bytes(size, "little", signed=True)
+    return "fre-words"
+
+
 def flips(data, rng, layout):
     return bit_flips(data, rng, 0, len(data))
 
@@ -157,7 +187,7 @@ def truncate(data, rng, layout):
 
 MUTATIONS = [flips, header_flips, overwrite, truncate, shrink_sizes, header_counts,
              overlapping_offsets, auxhdr, bad_version_flags, fde_fields, swapped_fdes,
-             fre_bytes]
+             fre_bytes, fre_words, fre_words]
 
 
 def mutate(pristine, rng):

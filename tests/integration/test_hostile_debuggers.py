@@ -55,9 +55,9 @@ def main():
     for kind in (".sframe", ".trace", "stack"):
         if kind not in kinds:
             problems.append(f"no run mutated {kind}")
-    sframe = kinds.get(".sframe", {})
-    if not sframe.get("rejected") or not sframe.get("accepted"):
-        problems.append(f".sframe mutations did not reach both verdicts: {sframe}")
+    verdicts = {v: sum(k.get(v, 0) for k in kinds.values()) for v in ("rejected", "accepted")}
+    if not verdicts["rejected"] or not verdicts["accepted"]:
+        problems.append(f"the mutations did not reach both verdicts of our validator: {kinds}")
     for row in summary["debuggers"]:
         if row["runs"] != 20:
             problems.append(f"{row['debugger']}: {row['runs']} runs, not 20")
