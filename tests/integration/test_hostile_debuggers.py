@@ -8,6 +8,7 @@ So that the test can fail: the crash detector must first call a GDB that kills i
 SIGSEGV and an LLDB that leaves the batch early a crash; and the mutations must reach both
 verdicts of our validator (some sections rejected, some accepted) and all three kinds of input.
 """
+import json
 import os
 import sys
 import tempfile
@@ -46,7 +47,6 @@ def main():
         except Skip as e:
             print(f"SKIP: {e}")
             return 0
-        import json
         with open(summary_path) as f:
             summary = json.load(f)
     if rc != 0:
