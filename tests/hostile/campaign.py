@@ -159,11 +159,13 @@ def one_run(args, programs, index, crash_dir):
         shutil.copytree(work, keep, ignore=shutil.ignore_patterns("lldb-cache"))
         with open(os.path.join(keep, "input.json"), "w") as f:
             json.dump({"seed": args.seed, "run": index, "program": program.name,
-                       "mutation": label, "exe": exe if image is None else "prog",
+                       "mutation": label, "exe": "prog",
                        "core": core if core_bytes is None else "core",
                        "outcomes": outcomes}, f, indent=1)
         if core_bytes is None:
             shutil.copy(program.core, os.path.join(keep, "core"))
+        if image is None:  # the work folder goes at the end: keep the program too
+            shutil.copy(program.exe, os.path.join(keep, "prog"))
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(index, program.name, f"{kind}:{label}", verdict, outcomes)
 
