@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/validate.h"
 
 namespace unwindkit::gdb {
 
@@ -66,10 +67,22 @@ std::shared_ptr<LoadedModule> LoadedModule::load(const std::string& path, uint64
   if (module->sframe_bytes_.empty()) return module;
   module->sframe_address_ = link_address + bias;
   auto section = sframe::Index::build(module->sframe_bytes_, module->sframe_address_);
-  if (section)
-    module->sframe_ = std::move(*section);
-  else
+  if (!section) {
     module->error_ = section.error();
+    return module;
+  }
+  // A table that decodes but fails the strict checks (a truncated FRE sub-section, FDEs out
+  // of order, a function outside the code) is left to GDB, as the LLDB plugin does: unwinding
+  // from it would replace GDB's own frames with wrong ones. The first problem is the error
+  // `unwindkit status` shows; `unwindkit sframe check` lists them all.
+  std::vector<sframe::AddressRange> text;
+  for (const AddressRange& r : module->ranges_) text.push_back({r.start, r.end});
+  auto problems = sframe::validate(module->sframe_bytes_, module->sframe_address_, text);
+  if (!problems.empty()) {
+    module->error_ = problems.front();
+    return module;
+  }
+  module->sframe_ = std::move(*section);
   return module;
 }
 

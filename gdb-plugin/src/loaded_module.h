@@ -26,8 +26,9 @@ struct AddressRange {
 
 class LoadedModule {
  public:
-  // Never fails: a file that cannot be read or a table that cannot be decoded gives a module
-  // with no table and `error()` saying why (with the byte offset for table problems).
+  // Never fails: a file that cannot be read, or a table that cannot be decoded or fails the
+  // strict checks (sframe/validate.h), gives a module with no table and `error()` saying why
+  // (with the byte offset for table problems).
   // `bias` = run-time address - link-time address. `debug_files` are GDB's separate debug
   // objfiles for this file; they count only for the CFI question.
   static std::shared_ptr<LoadedModule> load(const std::string& path, uint64_t bias,
@@ -48,7 +49,8 @@ class LoadedModule {
   const std::vector<LoadMapping>& load_mappings() const { return load_mappings_; }
   bool contains(uint64_t pc) const;
 
-  // The table, or null when the file has none or it could not be decoded.
+  // The table, or null when the file has none, it could not be decoded or it failed the
+  // strict checks.
   const sframe::Index* sframe() const { return sframe_ ? &*sframe_ : nullptr; }
   bool has_sframe_bytes() const { return !sframe_bytes_.empty(); }
   Bytes sframe_bytes() const { return sframe_bytes_; }

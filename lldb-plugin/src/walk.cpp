@@ -1,6 +1,9 @@
 // unwindkit's own walk (see walk.h).
 #include "walk.h"
 
+#include <set>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "unwindkit/sframe/sframe.h"
@@ -87,8 +90,17 @@ Walk walk_thread(Installer& installer, lldb::SBThread thread, size_t max_frames)
   LldbMemory memory(target, process);
   RegisterSet regs = frame_registers(*arch, thread.GetFrameAtIndex(0));
   bool caller = false;  // a caller's pc is a return address: look up the call (pc - 1)
+  // (pc, sp) of every frame so far. Callers taken from LLDB's frame list are not checked for
+  // progress like SFrame steps are; on a stack whose frame records loop, LLDB's list can
+  // hold the same frame twice, and following it would go round until max_frames.
+  std::set<std::pair<uint64_t, uint64_t>> seen;
   while (walk.frames.size() < max_frames) {
     uint64_t pc = regs.pc().value_or(0);
+    if (!seen.insert({pc, regs.sp().value_or(0)}).second) {
+      walk.end = fmt::format("frame at pc 0x{:x}, sp 0x{:x} seen before: the stack loops", pc,
+                             regs.sp().value_or(0));
+      return walk;
+    }
     WalkFrame frame{regs, std::nullopt, ""};
     lldb::SBAddress address = target.ResolveLoadAddress(caller ? pc - 1 : pc);
     lldb::SBModule module = address.GetModule();

@@ -3,6 +3,8 @@
 // notes §3, where the first subr2 line record is -9 and the line is 4).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "trace_vectors.h"
 #include "unwindkit/trace/decode.h"
 #include "unwindkit/trace/dump.h"
@@ -42,6 +44,22 @@ TEST(TraceDump, LinesAndJson) {
                       "\"file\":\"traceback-complete_b.c\",\"routine\":\"subr2\",\"module\":0}"),
             std::string::npos)
       << json;
+}
+
+// A NUL inside a routine name (found by scripts/hostile: GDB's `unwindkit trace dump` raised
+// "embedded null character") is written escaped, in every view, never as a raw byte.
+TEST(TraceDump, ControlBytesInNamesAreEscaped) {
+  B b = module199();
+  const std::string main_name = "main";
+  auto at = std::search(b.begin(), b.end(), main_name.begin(), main_name.end());
+  ASSERT_NE(at, b.end());
+  at[1] = 0;  // "m\0in"
+  auto s = decode(b, 8);
+  ASSERT_TRUE(s);
+  for (const std::string& text : {dump_records(*s, b), dump_lines(*s), dump_json(*s)}) {
+    EXPECT_EQ(text.find('\0'), std::string::npos) << text;
+    EXPECT_NE(text.find("m\\u0000in"), std::string::npos) << text;
+  }
 }
 
 }  // namespace

@@ -24,8 +24,11 @@ const char* tag_name(const Record& r) {
   return "?";
 }
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
+// Names come from the section's bytes: control bytes (a NUL among them) and non-ASCII are
+// written as \uXXXX, so the text stays printable and a NUL cannot cut it short (GDB's
+// gdb.write refuses strings holding one).
+std::string escaped(const std::string& s) {
+  std::string out;
   for (char c : s) {
     if (c == '"' || c == '\\')
       out += fmt::format("\\{}", c);
@@ -34,15 +37,17 @@ std::string quoted(const std::string& s) {
     else
       out += c;
   }
-  return out + "\"";
+  return out;
 }
+
+std::string quoted(const std::string& s) { return "\"" + escaped(s) + "\""; }
 
 // The routine the PC belongs to, as llvm-objdump prints it: "main+0", "main+0xf".
 std::string pc_text(const Section& s, uint32_t module, uint64_t pc, uint32_t routine) {
   if (module == kNone || routine == kNone) return fmt::format("{:#x}", pc);
   const Routine& r = s.modules[module].routines[routine];
   const uint64_t off = pc - r.start;
-  return off == 0 ? r.name + "+0" : fmt::format("{}+{:#x}", r.name, off);
+  return off == 0 ? escaped(r.name) + "+0" : fmt::format("{}+{:#x}", escaped(r.name), off);
 }
 
 constexpr size_t kBytesPerLine = 16;
@@ -109,8 +114,8 @@ std::string dump_lines(const Section& section) {
   std::string s = fmt::format("{:<24} {:<24} {:>6}  {}\n", "ROUTINE", "FILE", "LINE", "RANGE");
   for (const Row& row : section.rows) {
     const Module& m = section.modules[row.module];
-    const std::string routine = row.routine == kNone ? "?" : m.routines[row.routine].name;
-    const std::string file = row.file < m.files.size() ? m.files[row.file] : "?";
+    const std::string routine = row.routine == kNone ? "?" : escaped(m.routines[row.routine].name);
+    const std::string file = row.file < m.files.size() ? escaped(m.files[row.file]) : "?";
     s += fmt::format("{:<24} {:<24} {:>6}  [{:#x}, {:#x})\n", routine, file, row.line, row.begin,
                      row.end);
   }
