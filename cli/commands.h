@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace unwindkit::cli {
@@ -38,5 +39,7 @@ const CLI::Validator& address_validator();
 CLI::App* sframe_group(CLI::App& app);
 // Reads a whole file; on failure prints "unwindkit: <path>: <reason>" and returns false.
 bool read_whole_file(const std::string& path, std::vector<uint8_t>& out);
+// Writes one piece of output to stdout as it is (no terminator needed): a streaming sink.
+void write_stdout(std::string_view text);
 
 }  // namespace unwindkit::cli

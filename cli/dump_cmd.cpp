@@ -58,7 +58,7 @@ int dump_elf(const std::string& path, std::shared_ptr<const std::vector<uint8_t>
   if (sframe_section != nullptr) {
     auto section = sframe::decode(sframe_section->data, sframe_section->addr);
     if (!section) return report(path, section.error());
-    std::fputs(sframe::dump(*section).c_str(), stdout);
+    sframe::dump(*section, write_stdout);
   }
   if (trace_section != nullptr) {
     auto section = trace::decode(trace_section->data, f->is_64() ? 8 : 4);

@@ -47,7 +47,7 @@ std::optional<Loaded> load(const Input& in) {
     parse_address(in.section_address, l.address);  // validated by CLI11
     return l;
   }
-  auto f = elf::ElfFile::open(in.path);
+  auto f = elf::ElfFile::map(in.path);
   if (!f) {
     std::fprintf(stderr, "unwindkit: %s: %s\n", in.path.c_str(), f.error().to_string().c_str());
     return std::nullopt;
@@ -239,7 +239,7 @@ int run_dump(const Input& in, bool as_json) {
   if (as_json)
     std::fputs((section_json(*s, l.bytes.size()).dump(2) + "\n").c_str(), stdout);
   else
-    std::fputs(sframe::dump(*s).c_str(), stdout);
+    sframe::dump(*s, write_stdout);
   return kExitOk;
 }
 

@@ -37,6 +37,8 @@ CLI::App* sframe_group(CLI::App& app) {
   return app.add_subcommand("sframe", "SFrame sections");
 }
 
+void write_stdout(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
 bool read_whole_file(const std::string& path, std::vector<uint8_t>& out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -63,6 +63,19 @@ class SFrameReadelf(unittest.TestCase):
             with self.subTest(path=path):
                 self.compare("aarch64-linux-gnu-readelf", path)
 
+    def test_many_functions_match_readelf(self):
+        # 3,000 functions: a dump of some 480 KB, written out in many pieces as it is made.
+        src = f"{self.tmp}/many.c"
+        with open(src, "w") as f:
+            for i in range(3000):
+                f.write(f"int f{i}(int x) {{ volatile int a[{i % 7 + 1}]; a[0] = x; "
+                        f"return a[0] * {i} + x; }}\n")
+            f.write("int main(void) { return f1(1); }\n")
+        path = f"{self.tmp}/many"
+        run(["gcc", "-O1", "-Wa,--gsframe", src, "-o", path])
+        self.compare("readelf", path)
+        self.assertGreater(len(run(["readelf", "--sframe", path])), 1 << 18)
+
     def test_check_accepts_gcc_output(self):
         for path in self.x86 + self.arm:
             with self.subTest(path=path):

@@ -4,6 +4,11 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -66,22 +71,50 @@ void collect_notes(Elf_Data* data, uint64_t file_offset, std::vector<Note>& out)
 Result<ElfFile> ElfFile::open(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return fail(path, 0, "file", std::strerror(errno));
-  // One read of the whole file: a byte-at-a-time copy dominated dumping a large program.
+  // One read of the whole file into a buffer left uninitialized: a byte-at-a-time copy, and
+  // then zero-filling a large program before reading over it, each dominated dumping one.
   const std::streamoff size = in.tellg();
   if (size < 0 || !in.seekg(0)) return fail(path, 0, "file", "read error");
-  auto image = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(size));
-  if (!in.read(reinterpret_cast<char*>(image->data()), size))
+  std::shared_ptr<uint8_t[]> buffer(new uint8_t[static_cast<size_t>(size)]);
+  if (!in.read(reinterpret_cast<char*>(buffer.get()), size))
     return fail(path, 0, "file", "read error");
-  return parse(std::move(image), path);
+  const Bytes image(buffer.get(), static_cast<size_t>(size));
+  return parse_image(std::move(buffer), image, path);
+}
+
+Result<ElfFile> ElfFile::map(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(path, 0, "file", std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+    ::close(fd);
+    return open(path);  // nothing to map (or not a regular file): read it as open() does
+  }
+  const auto size = static_cast<size_t>(st.st_size);
+  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (addr == MAP_FAILED) return open(path);
+  std::shared_ptr<const void> mapping(addr, [size](const void* p) {
+    ::munmap(const_cast<void*>(p), size);
+  });
+  const Bytes image(static_cast<const uint8_t*>(addr), size);
+  return parse_image(std::move(mapping), image, path);
 }
 
 Result<ElfFile> ElfFile::parse(std::shared_ptr<const std::vector<uint8_t>> image,
                                std::string name) {
+  const Bytes bytes(*image);
+  return parse_image(std::move(image), bytes, std::move(name));
+}
+
+Result<ElfFile> ElfFile::parse_image(std::shared_ptr<const void> owner, Bytes image,
+                                     std::string name) {
   init_libelf();
   ElfFile f;
   f.name_ = std::move(name);
-  f.image_ = std::move(image);
-  const auto& bytes = *f.image_;
+  f.owner_ = std::move(owner);
+  f.image_ = image;
+  const Bytes bytes = f.image_;
   if (bytes.size() < EI_NIDENT || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
     return elf_fail(0, "e_ident", "not an ELF file (bad magic)");
 
@@ -215,8 +248,8 @@ Bytes ElfFile::bytes_at_address(uint64_t addr, uint64_t size) const {
     const uint64_t rel = addr - seg.vaddr;
     if (rel > seg.filesz || size > seg.filesz - rel) continue;
     const uint64_t off = seg.offset + rel;
-    if (off > image_->size() || size > image_->size() - off) return {};
-    return Bytes(image_->data() + off, size);
+    if (off > image_.size() || size > image_.size() - off) return {};
+    return image_.subspan(off, size);
   }
   return {};
 }

@@ -17,6 +17,9 @@ Result<Section> decode(Bytes bytes, uint64_t section_address) {
   s.endian = layout->section.endian();
   s.address = section_address;
   s.fdes.reserve(h.num_fdes);
+  // Rows carry one to three words as a rule; every word takes at least a byte, so the
+  // sub-section's length bounds what an untrusted header can make this reserve.
+  s.words.reserve(std::min<uint64_t>(uint64_t{h.num_fres} * 3, h.fre_len));
   for (size_t i = 0; i < h.num_fdes; ++i) {
     auto fde = detail::read_fde(layout->section, layout->fres, h, i, section_address);
     if (!fde) return tl::unexpected(fde.error());

@@ -5,7 +5,9 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <functional>
 #include <iterator>
+#include <string_view>
 #include <vector>
 
 #include "unwindkit/sframe/row.h"
@@ -141,20 +143,31 @@ void dump_function(const Section& s, size_t index, fmt::memory_buffer& out) {
 
 }  // namespace
 
-std::string dump(const Section& section) {
-  // One growing buffer and formats parsed at compile time: the dump is millions of cells.
+void dump(const Section& section, const std::function<void(std::string_view)>& sink) {
+  // Formats parsed at compile time into one small buffer handed to `sink` whenever it fills:
+  // the dump of a large section is tens of megabytes, and holding it whole (then copying it
+  // into a string) cost more in fresh pages than the formatting itself.
+  constexpr size_t kChunk = size_t{1} << 16;
   fmt::memory_buffer out;
-  // Roughly what readelf prints per function and per row: one allocation instead of a
-  // doubling series (each copy touching fresh pages). Counts from the decoded rows, never
-  // from the header's claims.
-  size_t rows = 0;
-  for (const Fde& fde : section.fdes) rows += fde.fres.size();
-  out.reserve(section.fdes.size() * 128 + rows * 56);
+  out.reserve(2 * kChunk);
+  auto flush = [&] {
+    sink(std::string_view(out.data(), out.size()));
+    out.clear();
+  };
   fmt::format_to(std::back_inserter(out), "Contents of the SFrame section .sframe:");
   dump_header(section, out);
   fmt::format_to(std::back_inserter(out), "\n  Function Index :\n");
-  for (size_t i = 0; i < section.fdes.size(); ++i) dump_function(section, i, out);
-  return fmt::to_string(out);
+  for (size_t i = 0; i < section.fdes.size(); ++i) {
+    dump_function(section, i, out);
+    if (out.size() >= kChunk) flush();
+  }
+  flush();
+}
+
+std::string dump(const Section& section) {
+  std::string text;
+  dump(section, [&](std::string_view piece) { text.append(piece); });
+  return text;
 }
 
 }  // namespace unwindkit::sframe

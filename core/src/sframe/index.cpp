@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -24,14 +26,14 @@ class Reader {
       return ByteReader(bytes_, little_ ? Endian::Little : Endian::Big, kSectionName)
           .uint_at(static_cast<size_t>(std::min<uint64_t>(pos, bytes_.size() + 1)), width,
                    name());
+    // The widths are 1, 2, 4 or 8: one load each, where a byte loop was a tenth of a lookup.
     const uint8_t* p = bytes_.data() + pos;
-    uint64_t v = 0;
-    if (little_) {
-      for (size_t i = width; i-- > 0;) v = (v << 8) | p[i];
-    } else {
-      for (size_t i = 0; i < width; ++i) v = (v << 8) | p[i];
+    switch (width) {
+      case 1: return uint64_t{*p};
+      case 2: return load<uint16_t>(p);
+      case 4: return load<uint32_t>(p);
+      default: return load<uint64_t>(p);
     }
-    return v;
   }
 
   template <class Name>
@@ -43,6 +45,16 @@ class Reader {
   }
 
  private:
+  template <class T>
+  T load(const uint8_t* p) const {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    if (little_ == (std::endian::native == std::endian::little)) return v;
+    if constexpr (sizeof v == 2) return __builtin_bswap16(v);
+    else if constexpr (sizeof v == 4) return __builtin_bswap32(v);
+    else return __builtin_bswap64(v);
+  }
+
   Bytes bytes_;
   bool little_;
 };
@@ -76,7 +88,26 @@ Result<Index> Index::build(Bytes bytes, uint64_t section_address) {
     }
     index.starts_.push_back(fde->func_start);
   }
+  if (h.sorted()) index.build_pages();
   return index;
+}
+
+void Index::build_pages() {
+  if (starts_.empty() || starts_.size() > UINT32_MAX) return;
+  const uint64_t span = starts_.back() - starts_.front();
+  // The narrowest pages (from 16 bytes) that keep the table at about one entry per function:
+  // a page then holds a function or two, so the search touches one or two cache lines, and
+  // a section whose few functions lie far apart (hostile or not) cannot make the table large.
+  const uint64_t max_pages = uint64_t{starts_.size()} + 1024;
+  while ((span >> page_shift_) + 2 > max_pages) ++page_shift_;
+  const uint64_t count = (span >> page_shift_) + 2;
+  pages_.resize(count);
+  size_t i = 0;
+  for (uint64_t p = 0; p < count; ++p) {
+    const uint64_t page_start = starts_.front() + (p << page_shift_);
+    while (i < starts_.size() && starts_[i] <= page_start) ++i;
+    pages_[p] = static_cast<uint32_t>(i);
+  }
 }
 
 Arch Index::arch() const { return detail::abi_arch(header_.abi_arch); }
@@ -87,8 +118,17 @@ uint64_t Index::fde_at(size_t i) const {
 
 std::optional<size_t> Index::find_fde(uint64_t pc) const {
   if (header_.sorted()) {
-    auto it = std::upper_bound(starts_.begin(), starts_.end(), pc);
-    if (it == starts_.begin()) return std::nullopt;
+    if (starts_.empty() || pc < starts_.front()) return std::nullopt;
+    auto first = starts_.begin();
+    auto last = starts_.end();
+    const uint64_t page = (pc - starts_.front()) >> page_shift_;
+    if (page + 1 < pages_.size()) {
+      first += pages_[page];
+      last = starts_.begin() + pages_[page + 1];
+    }
+    // Within the page: the last start at or before pc (pages_[page] >= 1, so first - 1 is
+    // a valid answer when no start in the page is).
+    auto it = std::upper_bound(first, last, pc);
     return static_cast<size_t>(it - starts_.begin()) - 1;
   }
   // Unsorted: the first function that covers `pc`, as decode()'s model is searched.

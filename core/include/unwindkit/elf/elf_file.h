@@ -65,6 +65,10 @@ class ElfFile {
  public:
   // Reads the whole file into memory and parses its headers.
   static Result<ElfFile> open(const std::string& path);
+  // As open(), but maps the file read-only instead of reading it, so only the pages used are
+  // ever read: for short-lived tools (the CLI) on large files. A file truncated while mapped
+  // faults (SIGBUS) on access, so code living inside a debugger uses open().
+  static Result<ElfFile> map(const std::string& path);
   // Parses an image already in memory; `name` is used in errors.
   static Result<ElfFile> parse(std::shared_ptr<const std::vector<uint8_t>> image,
                                std::string name);
@@ -76,7 +80,7 @@ class ElfFile {
   uint16_t type() const { return type_; }
   uint64_t entry() const { return entry_; }
   std::optional<Arch> arch() const;
-  Bytes image() const { return *image_; }
+  Bytes image() const { return image_; }
 
   const std::vector<Section>& sections() const { return sections_; }
   const Section* section(std::string_view name) const;
@@ -94,8 +98,12 @@ class ElfFile {
 
  private:
   struct Handle;
+  static Result<ElfFile> parse_image(std::shared_ptr<const void> owner, Bytes image,
+                                     std::string name);
+
   std::string name_;
-  std::shared_ptr<const std::vector<uint8_t>> image_;
+  std::shared_ptr<const void> owner_;  // keeps image_'s bytes alive
+  Bytes image_;
   std::shared_ptr<Handle> handle_;  // the libelf descriptor that section data points into
   bool is_64_ = true;
   Endian endian_ = Endian::Little;

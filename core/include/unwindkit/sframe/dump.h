@@ -3,7 +3,9 @@
 // v1), binutils 2.46's for v2 and v3. A pure function of the decoded section.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "unwindkit/sframe/section.h"
 
@@ -11,5 +13,8 @@ namespace unwindkit::sframe {
 
 // "Contents of the SFrame section .sframe:" through the last function's rows, ending in "\n".
 std::string dump(const Section& section);
+// The same text in consecutive pieces (each at most tens of kilobytes), for writing a large
+// dump out as it is made.
+void dump(const Section& section, const std::function<void(std::string_view)>& sink);
 
 }  // namespace unwindkit::sframe
