@@ -93,7 +93,11 @@ Result<Index> Index::build(Bytes bytes, uint64_t section_address) {
 }
 
 void Index::build_pages() {
-  if (starts_.empty() || starts_.size() > UINT32_MAX) return;
+  // Only over starts that really are in order: a header can say SORTED of starts that are
+  // not (validate() reports it), and then lookups must search as the decoded model does.
+  if (starts_.empty() || starts_.size() > UINT32_MAX ||
+      !std::is_sorted(starts_.begin(), starts_.end()))
+    return;
   const uint64_t span = starts_.back() - starts_.front();
   // The narrowest pages (from 16 bytes) that keep the table at about one entry per function:
   // a page then holds a function or two, so the search touches one or two cache lines, and
@@ -104,6 +108,12 @@ void Index::build_pages() {
   pages_.resize(count);
   size_t i = 0;
   for (uint64_t p = 0; p < count; ++p) {
+    // The last page can begin past the last start, and with a span near 2^64 past 2^64 too:
+    // every start lies before it, and its address is never computed (it would wrap).
+    if (p > (span >> page_shift_)) {
+      pages_[p] = static_cast<uint32_t>(starts_.size());
+      continue;
+    }
     const uint64_t page_start = starts_.front() + (p << page_shift_);
     while (i < starts_.size() && starts_[i] <= page_start) ++i;
     pages_[p] = static_cast<uint32_t>(i);
@@ -118,17 +128,22 @@ uint64_t Index::fde_at(size_t i) const {
 
 std::optional<size_t> Index::find_fde(uint64_t pc) const {
   if (header_.sorted()) {
-    if (starts_.empty() || pc < starts_.front()) return std::nullopt;
     auto first = starts_.begin();
     auto last = starts_.end();
-    const uint64_t page = (pc - starts_.front()) >> page_shift_;
-    if (page + 1 < pages_.size()) {
-      first += pages_[page];
-      last = starts_.begin() + pages_[page + 1];
+    if (!pages_.empty()) {
+      if (pc < starts_.front()) return std::nullopt;
+      const uint64_t page = (pc - starts_.front()) >> page_shift_;
+      // Within the page (pages_[page] >= 1, so the start before the page's first is the
+      // answer when none in the page is at or before pc); past the last page, the rest.
+      if (page + 1 < pages_.size()) {
+        first += pages_[page];
+        last = starts_.begin() + pages_[page + 1];
+      } else {
+        first += pages_.back();
+      }
     }
-    // Within the page: the last start at or before pc (pages_[page] >= 1, so first - 1 is
-    // a valid answer when no start in the page is).
     auto it = std::upper_bound(first, last, pc);
+    if (it == starts_.begin()) return std::nullopt;
     return static_cast<size_t>(it - starts_.begin()) - 1;
   }
   // Unsorted: the first function that covers `pc`, as decode()'s model is searched.

@@ -46,11 +46,12 @@ class Index {
   // Resolved start of each function, in FDE order: sorted when the header says SORTED, and
   // then binary-searched here instead of in the section's wider FDE records.
   std::vector<uint64_t> starts_;
-  // Sorted only: a page table over [starts_.front(), starts_.back()], pages of
-  // 1 << page_shift_ bytes (chosen by build_pages()). pages_[p] is how many starts lie at or before page p's first
-  // byte, so a PC in page p has its function among starts_[pages_[p] - 1 .. pages_[p + 1]):
-  // the binary search stays inside one page's few functions (a few cache lines) instead of
-  // probing the whole array, which is what the profile showed lookups waiting on.
+  // When the starts are in order: a page table over [starts_.front(), starts_.back()], pages
+  // of 1 << page_shift_ bytes (chosen by build_pages()). pages_[p] is how many starts lie at
+  // or before page p's first byte, so a PC in page p has its function among
+  // starts_[pages_[p] - 1 .. pages_[p + 1]): the binary search stays inside one page's few
+  // functions (a few cache lines) instead of probing the whole array, which is what the
+  // profile showed lookups waiting on. Empty: search the whole array.
   std::vector<uint32_t> pages_;
   unsigned page_shift_ = 4;
   // Every function's row starts never decrease (true of any valid section): a row is found
