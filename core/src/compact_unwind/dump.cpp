@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "unwindkit/compact_unwind/constants.h"
 
 namespace unwindkit::compact_unwind {
@@ -24,71 +26,77 @@ std::string offset_text(int64_t off) {
 
 std::string dump_unwind_info(const UnwindInfo& info) {
   const Header& h = info.header;
-  std::string out = "Contents of __unwind_info section:\n";
-  out += fmt::format("  Version:                                   {}\n", hex(h.version));
-  out += fmt::format("  Common encodings array section offset:     {}\n",
-                     hex(h.common_encodings_offset));
-  out += fmt::format("  Number of common encodings in array:       {}\n",
-                     hex(h.common_encodings_count));
-  out += fmt::format("  Personality function array section offset: {}\n",
-                     hex(h.personalities_offset));
-  out += fmt::format("  Number of personality functions in array:  {}\n",
-                     hex(h.personalities_count));
-  out += fmt::format("  Index array section offset:                {}\n", hex(h.index_offset));
-  out += fmt::format("  Number of indices in array:                {}\n", hex(h.index_count));
-  out += fmt::format("  Common encodings: (count = {})\n", info.common_encodings.size());
+  std::string out;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "Contents of __unwind_info section:\n");
+  fmt::format_to(o, "  Version:                                   {}\n", hex(h.version));
+  fmt::format_to(o, "  Common encodings array section offset:     {}\n",
+                    hex(h.common_encodings_offset));
+  fmt::format_to(o, "  Number of common encodings in array:       {}\n",
+                    hex(h.common_encodings_count));
+  fmt::format_to(o, "  Personality function array section offset: {}\n",
+                    hex(h.personalities_offset));
+  fmt::format_to(o, "  Number of personality functions in array:  {}\n",
+                    hex(h.personalities_count));
+  fmt::format_to(o, "  Index array section offset:                {}\n", hex(h.index_offset));
+  fmt::format_to(o, "  Number of indices in array:                {}\n", hex(h.index_count));
+  fmt::format_to(o, "  Common encodings: (count = {})\n", info.common_encodings.size());
   for (size_t i = 0; i < info.common_encodings.size(); ++i)
-    out += fmt::format("    encoding[{}]: 0x{:08x}\n", i, info.common_encodings[i]);
-  out += fmt::format("  Personality functions: (count = {})\n", info.personalities.size());
+    fmt::format_to(o, "    encoding[{}]: 0x{:08x}\n", i, info.common_encodings[i]);
+  fmt::format_to(o, "  Personality functions: (count = {})\n", info.personalities.size());
   for (size_t i = 0; i < info.personalities.size(); ++i)
-    out += fmt::format("    personality[{}]: 0x{:08x}\n", i + 1, info.personalities[i]);
-  out += fmt::format("  Top level indices: (count = {})\n", info.index.size());
+    fmt::format_to(o, "    personality[{}]: 0x{:08x}\n", i + 1, info.personalities[i]);
+  fmt::format_to(o, "  Top level indices: (count = {})\n", info.index.size());
   for (size_t i = 0; i < info.index.size(); ++i)
-    out += fmt::format(
-        "    [{}]: function offset=0x{:08x}, 2nd level page offset=0x{:08x}, LSDA offset=0x{:08x}\n",
-        i, info.index[i].function_offset, info.index[i].page_offset, info.index[i].lsda_offset);
-  out += "  LSDA descriptors:\n";
+    fmt::format_to(o,
+                   "    [{}]: function offset=0x{:08x}, 2nd level page offset=0x{:08x}, "
+                   "LSDA offset=0x{:08x}\n",
+                   i, info.index[i].function_offset, info.index[i].page_offset,
+                   info.index[i].lsda_offset);
+  fmt::format_to(o, "  LSDA descriptors:\n");
   for (size_t i = 0; i < info.lsdas.size(); ++i)
-    out += fmt::format("    [{}]: function offset=0x{:08x}, LSDA offset=0x{:08x}\n", i,
-                       info.lsdas[i].function_offset, info.lsdas[i].lsda_offset);
-  out += "  Second level indices:\n";
+    fmt::format_to(o, "    [{}]: function offset=0x{:08x}, LSDA offset=0x{:08x}\n", i,
+                      info.lsdas[i].function_offset, info.lsdas[i].lsda_offset);
+  fmt::format_to(o, "  Second level indices:\n");
   for (const Page& p : info.pages) {
-    out += fmt::format("    Second level index[{}]: offset in section=0x{:08x}, base function "
-                       "offset=0x{:08x}\n",
-                       p.index, p.section_offset, p.base_function_offset);
+    fmt::format_to(o, "    Second level index[{}]: offset in section=0x{:08x}, base function "
+                      "offset=0x{:08x}\n",
+                      p.index, p.section_offset, p.base_function_offset);
     if (!p.encodings.empty()) {
-      out += fmt::format("      Page encodings: (count = {})\n", p.encodings.size());
+      fmt::format_to(o, "      Page encodings: (count = {})\n", p.encodings.size());
       for (size_t k = 0; k < p.encodings.size(); ++k)
-        out += fmt::format("        encoding[{}]: 0x{:08x}\n", info.common_encodings.size() + k,
-                           p.encodings[k]);
+        fmt::format_to(o, "        encoding[{}]: 0x{:08x}\n", info.common_encodings.size() + k,
+                          p.encodings[k]);
     }
     for (size_t k = 0; k < p.entries.size(); ++k) {
       const PageEntry& e = p.entries[k];
       if (p.kind == kPageKindCompressed)
-        out += fmt::format("      [{}]: function offset=0x{:08x}, encoding[{}]=0x{:08x}\n", k,
-                           e.function_offset, e.encoding_index, e.encoding);
+        fmt::format_to(o, "      [{}]: function offset=0x{:08x}, encoding[{}]=0x{:08x}\n", k,
+                          e.function_offset, e.encoding_index, e.encoding);
       else
-        out += fmt::format("      [{}]: function offset=0x{:08x}, encoding=0x{:08x}\n", k,
-                           e.function_offset, e.encoding);
+        fmt::format_to(o, "      [{}]: function offset=0x{:08x}, encoding=0x{:08x}\n", k,
+                          e.function_offset, e.encoding);
     }
   }
   return out;
 }
 
 std::string dump_object_section(const std::vector<ObjectEntry>& entries) {
-  std::string out = "Contents of __compact_unwind section:\n";
+  std::string out;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "Contents of __compact_unwind section:\n");
   for (const ObjectEntry& e : entries) {
-    out += fmt::format("  Entry at offset {}:\n", hex(e.offset));
-    out += fmt::format("    start:                {} {}\n", hex(e.function),
-                       target_text(e.function_target));
-    out += fmt::format("    length:               {}\n", hex(e.length));
-    out += fmt::format("    compact encoding:     0x{:08x}\n", e.encoding);
+    fmt::format_to(o, "  Entry at offset {}:\n", hex(e.offset));
+    fmt::format_to(o, "    start:                {} {}\n", hex(e.function),
+                      target_text(e.function_target));
+    fmt::format_to(o, "    length:               {}\n", hex(e.length));
+    fmt::format_to(o, "    compact encoding:     0x{:08x}\n", e.encoding);
     if (e.personality_target)
-      out += fmt::format("    personality function: {} {}\n", hex(e.personality),
-                         target_text(e.personality_target));
+      fmt::format_to(o, "    personality function: {} {}\n", hex(e.personality),
+                        target_text(e.personality_target));
     if (e.lsda_target)
-      out += fmt::format("    LSDA:                 {} {}\n", hex(e.lsda),
-                         target_text(e.lsda_target));
+      fmt::format_to(o, "    LSDA:                 {} {}\n", hex(e.lsda),
+                        target_text(e.lsda_target));
   }
   return out;
 }
@@ -128,16 +136,18 @@ std::string describe_encoding(const DecodedEncoding& d) {
 }
 
 std::string dump_decoded(const UnwindInfo& info, Arch arch, uint64_t image_base) {
-  std::string out = "Decoded entries:\n";
+  std::string out;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "Decoded entries:\n");
   for (const Page& p : info.pages) {
     const uint32_t page_end = info.index[p.index + 1].function_offset;
     for (size_t k = 0; k < p.entries.size(); ++k) {
       const PageEntry& e = p.entries[k];
       const uint32_t end = k + 1 < p.entries.size() ? p.entries[k + 1].function_offset : page_end;
       auto d = decode_encoding(arch, e.encoding);
-      out += fmt::format("  0x{:x}-0x{:x} 0x{:08x} {}\n", image_base + e.function_offset,
-                         image_base + end, e.encoding,
-                         d ? describe_encoding(*d) : "invalid: " + d.error().message);
+      fmt::format_to(o, "  0x{:x}-0x{:x} 0x{:08x} {}\n", image_base + e.function_offset,
+                        image_base + end, e.encoding,
+                        d ? describe_encoding(*d) : "invalid: " + d.error().message);
     }
   }
   return out;
