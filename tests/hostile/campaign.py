@@ -2,10 +2,13 @@
 
 Builds the truth programs of tests/integration/truth (x86_64: stripped copies that keep
 .sframe, crashed to cores) and a `.trace` program (tests/integration/test_trace_debuggers.py),
-then, for each run, writes a mutated copy of one program: its `.sframe` or `.trace` bytes
+and Mach-O images of tests/fixtures-src/macho (test_compact_unwind_llvm.py), then, for each
+run, writes a mutated copy of one program: its `.sframe`, `.trace` or `__unwind_info` bytes
 replaced in place (same size, same address), or its core's stack patched into a loop
 (stack_loops.py). Each copy is loaded with the plugin in `gdb -batch -nx` and `lldb-22 -b -x`
-running `bt` of every thread and the dump/check commands, under a time limit.
+running `bt` of every thread and the dump/check commands, under a time limit. A Mach-O image
+has no core (none can run here): its runs are the compact unwind dump, check and lookup
+commands, counted for crashes and hangs only.
 
 Native unwinding "came through" when frame #0 of every thread is the PC the kernel wrote in
 the core (NT_PRSTATUS) and every thread's backtrace has at least as many frames as the
@@ -33,11 +36,17 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import truth  # noqa: E402
 from truth.tools import Skip, run as run_tool  # noqa: E402
-from hostile import debuggers, elf_files, sframe_mutations, stack_loops, trace_mutations  # noqa: E402
+from hostile import (debuggers, elf_files, macho_files, sframe_mutations, stack_loops,  # noqa: E402
+                     trace_mutations, unwind_info_mutations)
 
+# Mach-O programs: name -> the image test_compact_unwind_llvm.build_fixtures links.
+MACHO_PROGRAMS = {"macho_frames_x86_64": "frames-x86_64-O2.out", "macho_eh_arm64": "eh-arm64.out",
+                  "macho_dwarf_x86_64": "dwarf_mode-x86_64.out",
+                  "macho_table_arm64": "table-arm64.out"}
 DEFAULT_PROGRAMS = ("opt_mix", "omit_fp", "realign", "plt_libc", "shared_lib", "threads",
-                    "signal_handler", "cxx_terminate", "trace_c")
+                    "signal_handler", "cxx_terminate", "trace_c", *MACHO_PROGRAMS)
 SECTION_MUTATORS = {".sframe": sframe_mutations.mutate, ".trace": trace_mutations.mutate}
+MACHO_MUTATORS = {"__unwind_info": unwind_info_mutations.mutate}
 STACK_SHARE = 0.2  # of runs that patch the core's stack instead of a section
 
 
@@ -45,9 +54,9 @@ STACK_SHARE = 0.2  # of runs that patch the core's stack instead of a section
 class Program:
     name: str
     exe: str
-    core: str
+    core: str  # None for a Mach-O image
     sections: dict  # name -> (file offset, size)
-    pcs: list  # each thread's PC, from the core's NT_PRSTATUS notes
+    pcs: list  # each thread's PC, from the core's NT_PRSTATUS notes; Mach-O: addresses to look up
     baseline: dict = dataclasses.field(default_factory=dict)  # debugger -> [[pc...]]
 
 
@@ -64,7 +73,15 @@ def build_programs(names, work, unwindkit):
     src = os.path.join(ROOT, "tests", "programs")
     programs = []
     cases = {c.name: c for c in truth.cases_for("x86_64")}
+    macho_dir = None
     for name in names:
+        if name in MACHO_PROGRAMS:
+            if macho_dir is None:
+                macho_dir = os.path.join(work, "macho")
+                os.makedirs(macho_dir)
+                build_macho(macho_dir)
+            programs.append(macho_program(name, os.path.join(macho_dir, MACHO_PROGRAMS[name])))
+            continue
         if name == "trace_c":
             from test_trace_debuggers import build as trace_build
             _, stripped = trace_build("c", work, os.path.join(ROOT, "tests", "integration",
@@ -79,10 +96,33 @@ def build_programs(names, work, unwindkit):
     return programs
 
 
+def build_macho(work):
+    os.environ.setdefault("UNWINDKIT_SOURCE_DIR", ROOT)
+    from test_compact_unwind_llvm import build_fixtures
+    build_fixtures(work)
+
+
+def macho_program(name, path):
+    """The image, where its `__unwind_info` lies, and the addresses its runs look up: each of
+    the first functions' start and middle (llvm-nm-22), one before the first, one past the end."""
+    out = run_tool(["llvm-nm-22", "-n", "--defined-only", path]).stdout
+    starts = sorted({int(a, 16) for a, t, sym in (line.split() for line in out.splitlines())
+                     if t in "Tt" and sym != "__mh_execute_header"})
+    pcs = [starts[0] - 1] if starts else []
+    for start, end in list(zip(starts, starts[1:]))[:4]:
+        pcs += [start, start + (end - start) // 2]
+    if starts:
+        pcs.append(starts[-1] + 0x10000)
+    section = macho_files.section(path, "__unwind_info")
+    return Program(name, path, None, {"__unwind_info": section} if section else {}, pcs)
+
+
 def validator_verdict(unwindkit, section_name, exe):
-    """Whether our own reader accepts the mutated section: `sframe check` / `trace dump`."""
-    cmd = [unwindkit, "sframe", "check", exe] if section_name == ".sframe" else \
-        [unwindkit, "trace", "dump", exe]
+    """Whether our own reader accepts the mutated section: `sframe check`, `trace dump` or
+    `compact-unwind check`."""
+    cmd = {".sframe": [unwindkit, "sframe", "check", exe],
+           ".trace": [unwindkit, "trace", "dump", exe],
+           "__unwind_info": [unwindkit, "compact-unwind", "check", exe]}[section_name]
     p = run_tool(cmd, check=False, timeout=60)
     return "accepted" if p.returncode == 0 else "rejected"
 
@@ -90,7 +130,7 @@ def validator_verdict(unwindkit, section_name, exe):
 def plan(program, seed, index):
     """(kind, label, exe bytes or None, core bytes or None) for run `index`; deterministic."""
     rng = random.Random(f"{seed}/{index}")
-    if rng.random() < STACK_SHARE or not program.sections:
+    if (rng.random() < STACK_SHARE or not program.sections) and program.core:
         with open(program.core, "rb") as f:
             made = stack_loops.make_cyclic(f.read(), program.core, rng)
         if made:
@@ -99,7 +139,8 @@ def plan(program, seed, index):
     offset, size = program.sections[name]
     with open(program.exe, "rb") as f:
         image = bytearray(f.read())
-    label, data = SECTION_MUTATORS[name](bytes(image[offset:offset + size]), rng)
+    mutator = SECTION_MUTATORS.get(name) or MACHO_MUTATORS[name]
+    label, data = mutator(bytes(image[offset:offset + size]), rng)
     assert len(data) == size
     image[offset:offset + size] = data
     return name, label, bytes(image), None
@@ -139,6 +180,16 @@ def one_run(args, programs, index, crash_dir):
     outcomes, bad = {}, False
     for dbg in args.debuggers:
         start = time.monotonic()
+        if core is None:  # a Mach-O image: crashes and hangs are all there is to count
+            o = _run_macho(args, dbg, exe, program.pcs, work)
+            outcomes[dbg] = {"crashed": o.crashed, "hung": o.hung, "frame0": None,
+                             "length": None, "same_as_alone": None,
+                             "seconds": round(time.monotonic() - start, 2)}
+            if o.crashed or o.hung:
+                bad = True
+                with open(os.path.join(work, f"{dbg}.out"), "w") as f:
+                    f.write(o.output)
+            continue
         o = _run_debugger(args, dbg, exe, core, True, work)
         seconds = time.monotonic() - start
         baseline = program.baseline[dbg]
@@ -162,12 +213,18 @@ def one_run(args, programs, index, crash_dir):
                        "mutation": label, "exe": "prog",
                        "core": core if core_bytes is None else "core",
                        "outcomes": outcomes}, f, indent=1)
-        if core_bytes is None:
+        if core_bytes is None and program.core:
             shutil.copy(program.core, os.path.join(keep, "core"))
         if image is None:  # the work folder goes at the end: keep the program too
             shutil.copy(program.exe, os.path.join(keep, "prog"))
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(index, program.name, f"{kind}:{label}", verdict, outcomes)
+
+
+def _run_macho(args, dbg, path, pcs, work):
+    if dbg == "gdb":
+        return debuggers.gdb_macho(args.build_dir, path, pcs, args.timeout)
+    return debuggers.lldb_macho(args.build_dir, path, pcs, args.timeout, work)
 
 
 def _run_debugger(args, dbg, exe, core, plugin, work):
@@ -180,14 +237,16 @@ def summarize(results, args, wall):
     rows = []
     for dbg in args.debuggers:
         outs = [r.outcomes[dbg] for r in results if dbg in r.outcomes]
+        cored = [o for o in outs if o["frame0"] is not None]  # Mach-O runs have no bt
         rows.append({
             "debugger": dbg, "runs": len(outs),
             "crashes": sum(1 for o in outs if o["crashed"]),
             "hangs": sum(1 for o in outs if o["hung"]),
-            "native_ok": sum(1 for o in outs if o["frame0"] and o["length"]),
-            "frame0_ok": sum(1 for o in outs if o["frame0"]),
-            "length_ok": sum(1 for o in outs if o["length"]),
-            "same_as_alone": sum(1 for o in outs if o["same_as_alone"]),
+            "with_core": len(cored),
+            "native_ok": sum(1 for o in cored if o["frame0"] and o["length"]),
+            "frame0_ok": sum(1 for o in cored if o["frame0"]),
+            "length_ok": sum(1 for o in cored if o["length"]),
+            "same_as_alone": sum(1 for o in cored if o["same_as_alone"]),
             "max_seconds": max((o["seconds"] for o in outs), default=0),
         })
     verdicts = {}
@@ -213,11 +272,13 @@ def _write(path, summary):
 def print_table(summary, crash_dir):
     print(f"seed {summary['seed']}: {summary['runs_done']} of {summary['runs_planned']} runs in "
           f"{summary['wall_seconds']} s (-j{summary['jobs']}, time limit {summary['timeout']} s)")
-    print(f"{'debugger':8} {'runs':>6} {'crashes':>8} {'hangs':>6} {'native-ok':>10} "
+    print("(native-ok, frame0-ok, >=alone and =alone count the runs with a core, column `cores`;"
+          " the rest are Mach-O runs)")
+    print(f"{'debugger':8} {'runs':>6} {'crashes':>8} {'hangs':>6} {'cores':>6} {'native-ok':>10} "
           f"{'frame0-ok':>10} {'>=alone':>8} {'=alone':>7} {'max s':>7}")
     for r in summary["debuggers"]:
         print(f"{r['debugger']:8} {r['runs']:>6} {r['crashes']:>8} {r['hangs']:>6} "
-              f"{r['native_ok']:>10} {r['frame0_ok']:>10} {r['length_ok']:>8} "
+              f"{r['with_core']:>6} {r['native_ok']:>10} {r['frame0_ok']:>10} {r['length_ok']:>8} "
               f"{r['same_as_alone']:>7} "
               f"{r['max_seconds']:>7}")
     for kind, v in sorted(summary["validator"].items()):
@@ -268,7 +329,7 @@ def main(argv=None):
         programs = build_programs(args.programs.split(","), args.work, args.unwindkit)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             jobs = {pool.submit(_run_debugger, args, d, p.exe, p.core, False, args.work): (p, d)
-                    for p in programs for d in args.debuggers}
+                    for p in programs for d in args.debuggers if p.core}
             for job, (p, d) in jobs.items():
                 p.baseline[d] = job.result().threads
                 print(f"baseline {d} {p.name}: frames per thread {[len(t) for t in p.baseline[d]]}"

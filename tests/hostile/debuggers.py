@@ -1,5 +1,6 @@
 """One hostile run in GDB or LLDB: the plugin loaded, `bt` of every thread, then the dump and
 check commands; the outcome classified as crash, hang or survived, with the frames of `bt`.
+For a Mach-O file (no core: nothing here runs one) the run is the compact unwind commands only.
 
 A crash is: the debugger killed by a signal, a crash banner of its own (GDB's "Fatal signal"
 or internal error, LLVM's "PLEASE submit a bug report"/"Stack dump:"), a Python exception of
@@ -109,3 +110,40 @@ def lldb(build_dir, exe, core, plugin, timeout, workdir, commands=True):
     rc, out = _execute(cmd, timeout, env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache))
     bt = out.split("\n@@BT\n", 1)[-1].split("\n@@END", 1)[0]
     return _classify(rc, out, _frames(bt, _LLDB_THREAD, _LLDB_FRAME))
+
+
+def _macho_commands(path, pcs, prefix):
+    """The compact unwind commands of a Mach-O run (the debuggers have dump and lookup; `check`
+    is the CLI's, run for the validator's verdict); `path` is empty where the debugger's target
+    is the file (LLDB)."""
+    arg = f" {path}" if path else ""
+    cmds = [f"{prefix}dump{arg}", f"{prefix}dump --decoded{arg}", f"{prefix}dump --json{arg}"]
+    for pc in pcs:
+        cmds += [f"{prefix}lookup {pc:#x}{arg}", f"{prefix}lookup --json {pc:#x}{arg}"]
+    return cmds
+
+
+def gdb_macho(build_dir, path, pcs, timeout):
+    """GDB (Debian's loads no Mach-O objfile) with the commands taking the file's path."""
+    cmd = ["gdb", "-batch", "-nx", "-ex", "set pagination off", "-ex", "set width 0",
+           "-ex", f"source {os.path.join(build_dir, 'gdb-plugin', 'unwindkit-gdb.py')}"]
+    for c in _macho_commands(path, pcs, "unwindkit compact-unwind "):
+        cmd += ["-ex", c]
+    cmd += ["-ex", f"echo {ALIVE}\\n"]
+    rc, out = _execute(cmd, timeout)
+    return _classify(rc, out, [])
+
+
+def lldb_macho(build_dir, path, pcs, timeout, workdir):
+    """LLDB with the Mach-O file as its target: LLDB's own Mach-O reader loads it, then the
+    plugin's commands read the target's module."""
+    lines = [f"target create {path}"] + _macho_commands("", pcs, "unwindkit compact-unwind ")
+    lines.append(f"script print('{ALIVE}')")
+    script = os.path.join(workdir, "lldb-macho.cmds")
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    cmd = ["lldb-22", "-b", "-x", "-o",
+           f"plugin load {os.path.join(build_dir, 'lldb-plugin', 'libunwindkit-lldb.so')}",
+           "-o", f"command source -e false {script}"]
+    rc, out = _execute(cmd, timeout)
+    return _classify(rc, out, [])

@@ -1,12 +1,13 @@
 #!/usr/bin/python3.11
 """Hostile data in the debuggers, the quick subset (issue G; the full campaign is
-`scripts/hostile --runs 1000`): 20 runs per debugger from a fixed seed over three programs
-(.sframe mutations, .trace mutations, cores whose stacks loop), each loaded in gdb and lldb-22
-with the plugin. Fails on any debugger crash or hang.
+`scripts/hostile --runs 1000`): 20 runs per debugger from a fixed seed over four programs
+(.sframe mutations, .trace mutations, cores whose stacks loop, and a Mach-O image's
+__unwind_info mutations), each loaded in gdb and lldb-22 with the plugin. Fails on any debugger
+crash or hang.
 
 So that the test can fail: the crash detector must first call a GDB that kills itself with
 SIGSEGV and an LLDB that leaves the batch early a crash; and the mutations must reach both
-verdicts of our validator (some sections rejected, some accepted) and all three kinds of input.
+verdicts of our validator (some sections rejected, some accepted) and all four kinds of input.
 """
 import json
 import os
@@ -42,7 +43,7 @@ def main():
         summary_path = os.path.join(work, "summary.json")
         try:
             rc = campaign.main(["--runs", "20", "--seed", str(SEED), "--programs",
-                                "opt_mix,threads,trace_c", "--summary", summary_path,
+                                "opt_mix,threads,trace_c,macho_eh_arm64", "--summary", summary_path,
                                 "--crash-dir", os.path.join(work, "kept")])
         except Skip as e:
             print(f"SKIP: {e}")
@@ -52,7 +53,7 @@ def main():
     if rc != 0:
         problems.append("crashes or hangs (see the table above)")
     kinds = summary["validator"]
-    for kind in (".sframe", ".trace", "stack"):
+    for kind in (".sframe", ".trace", "stack", "__unwind_info"):
         if kind not in kinds:
             problems.append(f"no run mutated {kind}")
     verdicts = {v: sum(k.get(v, 0) for k in kinds.values()) for v in ("rejected", "accepted")}
