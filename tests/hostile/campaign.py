@@ -185,21 +185,18 @@ def one_run(args, programs, index, crash_dir):
             outcomes[dbg] = {"crashed": o.crashed, "hung": o.hung, "frame0": None,
                              "length": None, "same_as_alone": None,
                              "seconds": round(time.monotonic() - start, 2)}
-            if o.crashed or o.hung:
-                bad = True
-                with open(os.path.join(work, f"{dbg}.out"), "w") as f:
-                    f.write(o.output)
-            continue
-        o = _run_debugger(args, dbg, exe, core, True, work)
-        seconds = time.monotonic() - start
-        baseline = program.baseline[dbg]
-        if kind == "stack" and not (o.crashed or o.hung):
-            baseline = _run_debugger(args, dbg, exe, core, False, work).threads
-        frame0, length, same = native_ok(o.threads, baseline, program.pcs)
-        outcomes[dbg] = {"crashed": o.crashed, "hung": o.hung, "frame0": frame0,
-                         "length": length, "same_as_alone": same, "seconds": round(seconds, 2),
-                         "frames": [len(t) for t in o.threads],
-                         "baseline_frames": [len(t) for t in baseline]}
+        else:
+            o = _run_debugger(args, dbg, exe, core, True, work)
+            seconds = time.monotonic() - start
+            baseline = program.baseline[dbg]
+            if kind == "stack" and not (o.crashed or o.hung):
+                baseline = _run_debugger(args, dbg, exe, core, False, work).threads
+            frame0, length, same = native_ok(o.threads, baseline, program.pcs)
+            outcomes[dbg] = {"crashed": o.crashed, "hung": o.hung, "frame0": frame0,
+                             "length": length, "same_as_alone": same,
+                             "seconds": round(seconds, 2),
+                             "frames": [len(t) for t in o.threads],
+                             "baseline_frames": [len(t) for t in baseline]}
         if o.crashed or o.hung:
             bad = True
             with open(os.path.join(work, f"{dbg}.out"), "w") as f:

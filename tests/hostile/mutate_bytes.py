@@ -1,5 +1,16 @@
 """Format-blind mutations shared by every section: each changes `data` (a bytearray) in place
-and returns a label."""
+and returns a label; and the driver every section's `mutate` runs them through."""
+
+
+def apply(pristine, rng, mutations, counts, *extra):
+    """(labels joined by "+", mutated bytes): rng.choice(counts) mutations, each drawn from
+    `mutations` and called as m(data, rng, *extra); a flip is added if none changed a byte
+    (say, a swap of two equal entries)."""
+    data = bytearray(pristine)
+    labels = [rng.choice(mutations)(data, rng, *extra) for _ in range(rng.choice(counts))]
+    if bytes(data) == pristine:
+        labels.append(bit_flips(data, rng, 0, len(data)))
+    return "+".join(labels), bytes(data)
 
 
 def bit_flips(data, rng, begin, end):

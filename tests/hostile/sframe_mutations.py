@@ -7,7 +7,7 @@ Each mutation takes the pristine bytes and a random.Random and returns (label, b
 """
 import struct
 
-from .mutate_bytes import bit_flips, overwrite_run, zero_tail
+from .mutate_bytes import apply, bit_flips, overwrite_run, zero_tail
 
 HEADER = struct.Struct("<HBBBbbBIIIII")
 FDE_SIZE = {1: 17, 2: 20, 3: 16}
@@ -192,10 +192,4 @@ MUTATIONS = [flips, header_flips, overwrite, truncate, shrink_sizes, header_coun
 
 def mutate(pristine, rng):
     """(label, mutated bytes): one to three mutations of the section."""
-    layout = Layout(pristine)
-    data = bytearray(pristine)
-    labels = [rng.choice(MUTATIONS)(data, rng, layout)
-              for _ in range(rng.choice([1, 1, 1, 2, 3]))]
-    if bytes(data) == pristine:  # e.g. a swap of two equal FDEs: force a change
-        labels.append(bit_flips(data, rng, 0, len(data)))
-    return "+".join(labels), bytes(data)
+    return apply(pristine, rng, MUTATIONS, [1, 1, 1, 2, 3], Layout(pristine))

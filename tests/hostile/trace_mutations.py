@@ -6,7 +6,7 @@ u16 length + name. RTN64: u8 0x0c, u8 0, u16 name length, u64 start PC, name.
 """
 import struct
 
-from .mutate_bytes import bit_flips, overwrite_run, zero_tail
+from .mutate_bytes import apply, bit_flips, overwrite_run, zero_tail
 
 HDR, RTN64 = 0x0A, 0x0C
 HDR_SIZE, HDR_FILES, HDR_CODE_SIZE, HDR_NAME_LEN = 4, 16, 20, 24
@@ -63,8 +63,5 @@ MUTATIONS = [
 
 
 def mutate(pristine, rng):
-    data = bytearray(pristine)
-    labels = [rng.choice(MUTATIONS)(data, rng) for _ in range(rng.choice([1, 1, 2, 3]))]
-    if bytes(data) == pristine:
-        labels.append(bit_flips(data, rng, 0, len(data)))
-    return "trace:" + "+".join(labels), bytes(data)
+    label, data = apply(pristine, rng, MUTATIONS, [1, 1, 2, 3])
+    return "trace:" + label, data

@@ -9,7 +9,7 @@ Each mutation changes a bytearray in place and returns a label.
 """
 import struct
 
-from .mutate_bytes import bit_flips, overwrite_run, zero_tail
+from .mutate_bytes import apply, bit_flips, overwrite_run, zero_tail
 
 HEADER_FIELDS = 7
 INDEX_ENTRY = 12
@@ -100,8 +100,5 @@ MUTATIONS = [
 
 
 def mutate(pristine, rng):
-    data = bytearray(pristine)
-    labels = [rng.choice(MUTATIONS)(data, rng) for _ in range(rng.choice([1, 1, 2, 3]))]
-    if bytes(data) == pristine:
-        labels.append(bit_flips(data, rng, 0, len(data)))
-    return "unwind_info:" + "+".join(labels), bytes(data)
+    label, data = apply(pristine, rng, MUTATIONS, [1, 1, 2, 3])
+    return "unwind_info:" + label, data
