@@ -4,13 +4,12 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "unwindkit/unwind/bt_report.h"
 #include "unwindkit/unwind/core_file.h"
 #include "unwindkit/unwind/modules.h"
 #include "unwindkit/unwind/symbolizer.h"
@@ -46,39 +45,6 @@ std::optional<std::vector<Source>> parse_sources(const std::string& text) {
   return out;
 }
 
-struct Row {
-  const unwind::Frame* frame;
-  std::optional<unwind::SymbolHit> symbol;
-};
-
-std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
-
-nlohmann::json frame_json(const Row& row) {
-  const unwind::Frame& f = *row.frame;
-  nlohmann::json j;
-  j["index"] = f.index;
-  j["pc"] = hex(f.pc);
-  j["cfa"] = f.cfa ? nlohmann::json(hex(*f.cfa)) : nlohmann::json(nullptr);
-  j["module"] = f.module ? nlohmann::json(f.module->path()) : nlohmann::json(nullptr);
-  j["module_offset"] = f.module ? nlohmann::json(hex(f.module_offset)) : nlohmann::json(nullptr);
-  j["symbol"] = row.symbol ? nlohmann::json(row.symbol->name) : nlohmann::json(nullptr);
-  j["symbol_offset"] = row.symbol ? nlohmann::json(row.symbol->offset) : nlohmann::json(nullptr);
-  j["source"] = f.source ? nlohmann::json(std::string(source_name(*f.source))) : nlohmann::json(nullptr);
-  j["source_errors"] = f.source_errors;
-  return j;
-}
-
-std::string frame_text(const Row& row) {
-  const unwind::Frame& f = *row.frame;
-  std::string where = "??";
-  if (f.module)
-    where = fmt::format("{}+{:#x}", std::filesystem::path(f.module->path()).filename().string(),
-                        f.module_offset);
-  std::string sym = row.symbol ? fmt::format("{}+{:#x}", row.symbol->name, row.symbol->offset) : "??";
-  return fmt::format("#{:<3} {:#018x}  {}  {}  [{}]{}", f.index, f.pc, where, sym,
-                     f.source ? source_name(*f.source) : "-", f.signal_frame ? " <signal>" : "");
-}
-
 int run_bt(const BtArgs& a) {
   const auto sources = parse_sources(a.sources);
   if (!sources) {
@@ -109,43 +75,29 @@ int run_bt(const BtArgs& a) {
   if (!a.sysroot.empty()) so.debug_dirs.insert(so.debug_dirs.begin(), a.sysroot + "/usr/lib/debug");
   unwind::Symbolizer symbolizer(so);
   unwind::WalkOptions wo;
-  wo.sources = *sources;
+  wo.sources = unwind::builtin_sources(*sources);
   wo.max_depth = a.max_depth;
   wo.endian = core->endian();
 
-  nlohmann::json out;
-  out["threads"] = nlohmann::json::array();
   std::vector<std::string> warnings = core->warnings();
   warnings.insert(warnings.end(), modules.warnings().begin(), modules.warnings().end());
+  std::vector<unwind::Walk> walks;
+  walks.reserve(threads.size());
+  std::vector<unwind::ThreadBacktrace> traces;
   for (const auto* t : threads) {
-    const auto w = unwind::walk(t->regs, modules, core->memory(), wo);
-    std::vector<Row> rows;
-    for (const auto& f : w.frames) {
-      // A frame above a normal call is at a return address; above a signal frame it is
-      // at the interrupted instruction itself.
-      const bool ret = f.index > 0 && !w.frames[f.index - 1].signal_frame;
-      rows.push_back({&f, f.module ? symbolizer.lookup(*f.module, f.pc, ret) : std::nullopt});
-    }
-    if (a.json) {
-      nlohmann::json tj;
-      tj["tid"] = t->tid;
-      tj["signal"] = t->signal;
-      tj["frames"] = nlohmann::json::array();
-      for (const auto& r : rows) tj["frames"].push_back(frame_json(r));
-      tj["stop_reason"] = w.stop_reason;
-      out["threads"].push_back(std::move(tj));
-    } else {
-      fmt::print("thread {} (signal {})\n", t->tid, t->signal);
-      for (const auto& r : rows) fmt::print("{}\n", frame_text(r));
-      fmt::print("stopped: {}\n\n", w.stop_reason);
-    }
+    const unwind::Walk& w = walks.emplace_back(unwind::walk(t->regs, modules, core->memory(), wo));
+    unwind::ThreadBacktrace tb{t->tid, t->signal, &w, {}};
+    for (const auto& f : w.frames)
+      tb.names.push_back(f.module ? symbolizer.lookup(*f.module, f.address) : std::nullopt);
+    traces.push_back(std::move(tb));
   }
   if (a.json) {
-    out["warnings"] = warnings;
-    fmt::print("{}\n", out.dump(2));
-  } else {
-    for (const auto& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    fmt::print("{}", unwind::bt_json(traces, warnings));
+    return kExitOk;
   }
+  for (const auto& tb : traces)
+    fmt::print("thread {} (signal {})\n{}\n", tb.tid, tb.signal, unwind::bt_text(*tb.walk, tb.names));
+  for (const auto& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   return kExitOk;
 }
 

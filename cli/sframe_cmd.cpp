@@ -215,7 +215,7 @@ json rule_json(const UnwindRule& r) {
           {"ra", reg_rule_json(r.ra)},
           {"fp", reg_rule_json(r.fp)},
           {"sp_from_cfa", r.sp_from_cfa},
-          {"outermost", r.outermost},
+          {"outermost", r.outermost()},
           {"ra_mangled", r.ra_mangled},
           {"pauth_key", r.pauth_key == PauthKey::B ? "B" : "A"},
           {"signal_frame", r.signal_frame},

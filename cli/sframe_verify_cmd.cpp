@@ -32,14 +32,14 @@ std::string difference(const UnwindRule& s, const UnwindRule& c) {
   auto add = [&](std::string_view what, const std::string& a, const std::string& b) {
     out += fmt::format("{}{}: sframe {} / cfi {}", out.empty() ? "" : "; ", what, a, b);
   };
-  if (s.outermost != c.outermost) {
-    add("ra", s.outermost ? "undefined" : "defined", c.outermost ? "undefined" : "defined");
+  if (s.outermost() != c.outermost()) {
+    add("ra", s.outermost() ? "undefined" : "defined", c.outermost() ? "undefined" : "defined");
     return out;
   }
   UnwindRule sa = s, ca = c;
   sa.saved.clear();
   ca.saved.clear();
-  if (s.cfa != c.cfa || (!s.outermost && (s.ra != c.ra || s.fp != c.fp))) {
+  if (s.cfa != c.cfa || (!s.outermost() && (s.ra != c.ra || s.fp != c.fp))) {
     sa.signal_frame = ca.signal_frame = false;
     add("rule", describe(sa), describe(ca));
   }

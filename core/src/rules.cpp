@@ -82,7 +82,7 @@ std::string describe_reg(Arch arch, const RegRule& r) {
 std::string describe(const UnwindRule& rule) {
   std::string cfa = fmt::format("{}{}", reg_name(rule.arch, rule.cfa.reg), offset_str(rule.cfa.offset));
   if (rule.cfa.kind == CfaRule::Kind::DerefRegOffset) cfa = "[" + cfa + "]";
-  if (rule.outermost) return fmt::format("cfa={} ra=undef (outermost)", cfa);
+  if (rule.outermost()) return fmt::format("cfa={} ra=undef (outermost)", cfa);
   std::string out = fmt::format("cfa={} ra={} fp={}", cfa, describe_reg(rule.arch, rule.ra),
                                 describe_reg(rule.arch, rule.fp));
   for (const auto& s : rule.saved)

@@ -67,7 +67,7 @@ class Stepper {
     }
     if (!sp_saved) caller.set(arch_.sp, mask(cfa_ + static_cast<uint64_t>(rule_.sp_from_cfa)));
 
-    if (rule_.outermost || rule_.ra.kind == RegRule::Kind::Undefined) {
+    if (rule_.outermost()) {
       out.outermost = true;
       return out;
     }

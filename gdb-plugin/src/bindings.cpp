@@ -10,13 +10,13 @@
 #include "compact_unwind_bindings.h"
 #include "frame_engine.h"
 #include "gdb_registers.h"
-#include "loaded_module.h"
 #include "pending_frame.h"
 #include "python_memory.h"
 #include "trace_table.h"
 #include "unwindkit/sframe/dump.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
+#include "unwindkit/unwind/bt_report.h"
 #include "unwindkit/unwind/modules.h"
 #include "unwindkit/unwind/walker.h"
 
@@ -26,9 +26,30 @@ namespace unwindkit::gdb {
 
 namespace {
 
-std::optional<std::string> error_text(const LoadedModule& m) {
-  if (!m.error()) return std::nullopt;
-  return m.error()->to_string();
+using unwind::Module;
+
+// Why the module gives no rules: its file cannot be read, or its SFrame cannot be decoded or
+// fails the strict checks (the first problem, with its byte offset).
+std::optional<std::string> error_text(Module& m) {
+  if (auto f = m.elf(); !f) return f.error().to_string();
+  if (auto s = m.sframe(); !s) return s.error().to_string();
+  return std::nullopt;
+}
+
+// A file GDB has loaded, at run-time address = link-time address + `bias`; `debug_files` are
+// GDB's separate debug objfiles for it, whose CFI counts as the file's own.
+std::shared_ptr<Module> load_module(const std::string& path, uint64_t bias,
+                                    const std::vector<std::string>& debug_files) {
+  std::vector<unwind::Mapping> mappings;
+  if (auto file = elf::ElfFile::open(path)) {
+    for (const elf::Segment& seg : file->segments())
+      if (seg.type == elf::kSegmentLoad)
+        mappings.push_back({seg.vaddr + bias, seg.vaddr + seg.memsz + bias, seg.offset});
+  }
+  auto module = std::make_shared<Module>(path, path, std::move(mappings));
+  module->set_bias(bias);
+  for (const auto& d : debug_files) module->add_debug_file(d);
+  return module;
 }
 
 using FrameValues = std::vector<std::optional<uint64_t>>;
@@ -57,22 +78,20 @@ py::dict link_addresses(const std::string& path) {
 }
 
 // readelf --sframe's text, decoded at the link-time address as readelf shows it.
-std::string dump_text(const LoadedModule& mod) {
-  if (!mod.has_sframe_bytes()) return "no .sframe section\n";
-  auto section = sframe::decode(mod.sframe_bytes(), mod.sframe_link_address());
+std::string dump_text(Module& mod) {
+  auto bytes = mod.sframe_section();
+  if (!bytes) return "no .sframe section\n";
+  auto section = sframe::decode(bytes->bytes, bytes->address);
   if (!section) return "cannot decode: " + section.error().to_string() + "\n";
   return sframe::dump(*section);
 }
 
 // Every problem the strict checks find, at link-time addresses (as `dump` and readelf show
 // them); functions must lie in the file's executable segments.
-std::vector<std::string> check_text(const LoadedModule& mod) {
-  std::vector<sframe::AddressRange> text;
-  for (const AddressRange& r : mod.ranges())
-    text.push_back({r.start - mod.bias(), r.end - mod.bias()});
+std::vector<std::string> check_text(Module& mod) {
   std::vector<std::string> problems;
-  for (const Error& e : sframe::validate(mod.sframe_bytes(), mod.sframe_link_address(), text))
-    problems.push_back(e.to_string());
+  for (const Error& e : mod.sframe_problems()) problems.push_back(e.to_string());
+  if (auto s = mod.sframe(); !s && problems.empty()) problems.push_back(s.error().to_string());
   return problems;
 }
 
@@ -85,25 +104,26 @@ py::tuple frame_registers(Arch arch) {
 }
 
 // `unwindkit bt`: the core's own walker (CFI, then SFrame, then the frame-pointer chain)
-// over the modules GDB has loaded, independent of GDB's frames.
-py::tuple walk(const FrameEngine& engine, Arch arch, const FrameValues& values,
-               const PythonMemory& memory, size_t max_frames) {
-  unwind::ModuleMap map;
-  for (const auto& loaded : engine.modules()) {
-    std::vector<unwind::Mapping> mappings;
-    for (const auto& m : loaded->load_mappings())
-      mappings.push_back({m.start, m.end, m.file_offset});
-    map.add(unwind::Module(loaded->path(), loaded->path(), std::move(mappings)));
-  }
+// over the modules GDB has loaded, independent of GDB's frames, printed as the core's bt
+// report. `name_of(address)` gives GDB's (name, offset from the name) for a frame's lookup
+// address, or None.
+std::string walk(const FrameEngine& engine, Arch arch, const FrameValues& values,
+                 const PythonMemory& memory, size_t max_frames, py::object name_of) {
   unwind::WalkOptions options;
   options.max_depth = max_frames;
-  unwind::Walk w = unwind::walk(registers_from(arch, values), map, memory, options);
-  py::list frames;
+  unwind::Walk w = unwind::walk(registers_from(arch, values), engine.module_map(), memory, options);
+  std::vector<std::optional<unwind::SymbolHit>> names;
   for (const unwind::Frame& f : w.frames) {
-    frames.append(py::make_tuple(f.pc, f.cfa, f.source ? source_name(*f.source) : "",
-                                 f.module != nullptr ? f.module->path() : ""));
+    py::object hit = name_of(f.address.lookup_address());
+    if (hit.is_none()) {
+      names.emplace_back();
+      continue;
+    }
+    auto [name, offset] = hit.cast<std::pair<std::string, uint64_t>>();
+    // GDB names the lookup address; the report counts the offset from the pc itself.
+    names.push_back(unwind::SymbolHit{name, offset + (f.pc() - f.address.lookup_address())});
   }
-  return py::make_tuple(frames, w.stop_reason);
+  return unwind::bt_text(w, names);
 }
 
 }  // namespace
@@ -122,6 +142,15 @@ PYBIND11_MODULE(_unwindkit, m) {
       .value("i386", Arch::I386);
   m.def("arch_from_gdb_name", &arch_from_gdb_name, py::arg("gdb_arch"),
         "Our Arch for gdb.Architecture.name(), or None when unsupported.");
+  m.def(
+      "lookup_address",
+      [](uint64_t pc, bool return_address) {
+        return (return_address ? unwind::CodeAddress::return_address(pc)
+                               : unwind::CodeAddress::interrupted(pc))
+            .lookup_address();
+      },
+      py::arg("pc"), py::arg("return_address"),
+      "Where a frame's function and line are looked up (the core's CodeAddress).");
   m.def("frame_registers", &frame_registers, py::arg("arch"),
         "(pc name, names of the registers unwind() needs after the pc, names passed through)");
 
@@ -133,40 +162,45 @@ PYBIND11_MODULE(_unwindkit, m) {
   py::class_<UnwindRule>(m, "Rule")
       .def_readonly("func_start", &UnwindRule::func_start)
       .def_readonly("func_end", &UnwindRule::func_end)
-      .def_readonly("outermost", &UnwindRule::outermost)
+      .def_property_readonly("outermost", &UnwindRule::outermost)
       .def_property_readonly("source",
                              [](const UnwindRule& r) { return std::string(source_name(r.source)); })
       .def("__str__", [](const UnwindRule& r) { return describe(r); });
 
-  py::class_<LoadedModule, std::shared_ptr<LoadedModule>>(m, "Module")
-      .def_property_readonly("path", &LoadedModule::path)
-      .def_property_readonly("bias", &LoadedModule::bias)
-      .def_property_readonly("arch", &LoadedModule::arch)
-      .def_property_readonly("has_cfi", &LoadedModule::has_cfi)
-      .def_property_readonly("has_sframe", &LoadedModule::has_sframe_bytes)
-      .def_property_readonly("sframe_address", &LoadedModule::sframe_address)
+  py::class_<Module, std::shared_ptr<Module>>(m, "Module")
+      .def_property_readonly("path", &Module::path)
+      .def_property_readonly("bias", &Module::bias)
+      .def_property_readonly("arch", &Module::arch)
+      .def_property_readonly("has_cfi", &Module::has_cfi)
+      .def_property_readonly("has_sframe",
+                             [](Module& mod) { return mod.sframe_section().has_value(); })
+      .def_property_readonly("sframe_address",
+                             [](Module& mod) -> std::optional<uint64_t> {
+                               auto s = mod.sframe_section();
+                               if (!s) return std::nullopt;
+                               return s->address + mod.bias();
+                             })
       .def_property_readonly("sframe_size",
-                             [](const LoadedModule& mod) { return mod.sframe_bytes().size(); })
+                             [](Module& mod) -> size_t {
+                               auto s = mod.sframe_section();
+                               return s ? s->bytes.size() : 0;
+                             })
       .def_property_readonly("fde_count",
-                             [](const LoadedModule& mod) -> std::optional<size_t> {
-                               if (mod.sframe() == nullptr) return std::nullopt;
-                               return mod.sframe()->function_count();
+                             [](Module& mod) -> std::optional<size_t> {
+                               auto s = mod.sframe();
+                               if (!s || *s == nullptr) return std::nullopt;
+                               return (*s)->function_count();
                              })
       .def_property_readonly("error", &error_text)
-      .def_property_readonly("ranges",
-                             [](const LoadedModule& mod) {
-                               std::vector<std::pair<uint64_t, uint64_t>> out;
-                               for (const auto& r : mod.ranges()) out.emplace_back(r.start, r.end);
-                               return out;
-                             })
-      .def("contains", &LoadedModule::contains, py::arg("pc"))
-      .def("has_cfi_at", &LoadedModule::has_cfi_at, py::arg("pc"))
+      .def_property_readonly("ranges", &Module::code_ranges)
+      .def("contains", &Module::contains, py::arg("pc"))
+      .def("has_cfi_at", &Module::has_cfi_at, py::arg("pc"))
       .def("dump", &dump_text)
       .def("check", &check_text)
       .def(
           "lookup",
-          [](const LoadedModule& mod, uint64_t pc) -> py::object {
-            auto rule = mod.lookup(pc);
+          [](Module& mod, uint64_t pc) -> py::object {
+            auto rule = mod.sframe_rule(pc);
             if (!rule) return py::str(rule.error().to_string());
             if (!*rule) return py::none();
             return py::cast(**rule);
@@ -174,7 +208,7 @@ PYBIND11_MODULE(_unwindkit, m) {
           py::arg("pc"), "The Rule covering pc, None, or a string saying why the table failed.");
   m.def("link_addresses", &link_addresses, py::arg("path"),
         "{'entry', 'type', '.text'} of an ELF file at link time; {} if unreadable.");
-  m.def("load_module", &LoadedModule::load, py::arg("path"), py::arg("bias"),
+  m.def("load_module", &load_module, py::arg("path"), py::arg("bias"),
         py::arg("debug_files") = std::vector<std::string>{},
         "Loads a file's tables at a load bias; never raises (see Module.error).");
 
@@ -185,13 +219,9 @@ PYBIND11_MODULE(_unwindkit, m) {
       .def_property_readonly("modules", &FrameEngine::modules)
       .def(
           "module_for",
-          [](const FrameEngine& e, uint64_t pc) -> std::shared_ptr<LoadedModule> {
-            for (const auto& mod : e.modules())
-              if (mod->contains(pc)) return mod;
-            return nullptr;
-          },
+          [](const FrameEngine& e, uint64_t pc) { return e.module_for(pc); },
           py::arg("pc"))
-      .def_readwrite("prefer_sframe", &FrameEngine::prefer_sframe)
+      .def_property("prefer_sframe", &FrameEngine::prefer_sframe, &FrameEngine::set_prefer_sframe)
       .def_property_readonly("claimed", &FrameEngine::claimed)
       .def_property_readonly("failed", &FrameEngine::failed)
       .def_property_readonly("recent_errors",
@@ -205,9 +235,8 @@ PYBIND11_MODULE(_unwindkit, m) {
            "One frame for GDB's unwinder: a gdb.UnwindInfo, or None when the frame is not "
            "ours or could not be stepped (see recent_errors).")
       .def("walk", &walk, py::arg("arch"), py::arg("values"), py::arg("memory"),
-           py::arg("max_frames"),
-           "The core's walk: ([(pc, cfa or None, source or '', module path or '')], why it "
-           "stopped).");
+           py::arg("max_frames"), py::arg("name_of"),
+           "The core's walk, as the core's bt report text.");
 
   bind_trace(m);
   add_cbf_bindings(m);

@@ -2,60 +2,65 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace unwindkit::gdb {
 
 namespace {
 
 constexpr size_t kRecentErrorsKept = 16;
 
-// A caller frame's PC is a return address, which may lie just past the end of its function
-// (a call as the last instruction of a noreturn function): look up the call instruction.
-uint64_t lookup_pc(unsigned level, uint64_t pc) { return level == 0 ? pc : pc - 1; }
+// GDB's own DWARF CFI unwinds the frames it covers; our SFrame covers the rest. With
+// `prefer sframe`, SFrame is asked first.
+constexpr Source kPreferCfi[] = {Source::Cfi, Source::SFrame};
+constexpr Source kPreferSFrame[] = {Source::SFrame, Source::Cfi};
 
 }  // namespace
 
-const LoadedModule* FrameEngine::module_for(uint64_t pc) const {
-  for (const auto& m : modules_)
-    if (m->contains(pc)) return m.get();
-  return nullptr;
+FrameEngine::FrameEngine() {
+  options_.sources = unwind::builtin_sources(kPreferCfi);
+  options_.left_to_debugger = {Source::Cfi};
 }
 
-std::variant<Declined, UnwindRule, Failed> FrameEngine::rule_for(
-    uint64_t pc, const LoadedModule** module) const {
-  const LoadedModule* m = module_for(pc);
-  *module = m;
-  if (m == nullptr || m->sframe() == nullptr) return Declined{};
-  auto rule = m->lookup(pc);
-  if (!rule) return Failed{rule.error()};
-  if (!*rule) return Declined{};
-  if (!prefer_sframe && m->has_cfi_at(pc)) return Declined{};
-  return std::move(**rule);
+void FrameEngine::add(std::shared_ptr<unwind::Module> module) {
+  modules_.add(std::move(module));
+  stepper_.reset();
 }
 
-FrameOutcome FrameEngine::unwind(unsigned level, const RegisterSet& regs,
-                                 const MemoryReader& mem) {
-  if (!regs.pc()) return Declined{};
-  const LoadedModule* module = nullptr;
-  auto found = rule_for(lookup_pc(level, *regs.pc()), &module);
-  if (std::holds_alternative<Declined>(found)) return Declined{};
-  if (auto* failed = std::get_if<Failed>(&found)) {
-    ++failed_;
-    record_error(fmt::format("{}: pc {:#x}: {}", module->path(), *regs.pc(),
-                             failed->error.to_string()));
-    return *failed;
+void FrameEngine::clear() {
+  modules_.clear();
+  stepper_.reset();
+}
+
+void FrameEngine::set_prefer_sframe(bool prefer) {
+  prefer_sframe_ = prefer;
+  options_.sources = unwind::builtin_sources(prefer ? std::span<const Source>(kPreferSFrame)
+                                                    : std::span<const Source>(kPreferCfi));
+  stepper_.reset();
+}
+
+std::optional<unwind::StepOutcome> FrameEngine::unwind(unsigned level, const RegisterSet& regs,
+                                                       const MemoryReader& mem) {
+  if (!stepper_ || stepper_memory_ != &mem) {
+    stepper_.emplace(modules_, mem, options_);
+    stepper_memory_ = &mem;
   }
-  StepOptions options;
-  options.trust_all_registers = level == 0;
-  const UnwindRule& rule = std::get<UnwindRule>(found);
-  auto stepped = step(rule, regs, mem, options);
-  if (!stepped) {
-    ++failed_;
-    record_error(fmt::format("{}: pc {:#x}: {}", module->path(), *regs.pc(),
-                             stepped.error().to_string()));
-    return Failed{stepped.error()};
+  unwind::StepOutcome out = stepper_->step(regs, level == 0);
+  switch (out.kind) {
+    case unwind::StepOutcome::Kind::LeftToDebugger: return std::nullopt;
+    case unwind::StepOutcome::Kind::Stepped: ++claimed_; return out;
+    case unwind::StepOutcome::Kind::Ended: break;
   }
-  ++claimed_;
-  return Stepped{module, rule, std::move(*stepped)};
+  // A frame no table of ours covers, or where the stack ends, is GDB's business; a table of
+  // ours that covers it but could not step it is a failure worth showing.
+  const unwind::Frame& f = out.frame;
+  const bool ours_failed = std::any_of(f.passed_over.begin(), f.passed_over.end(), [](const auto& p) {
+    return p.source == Source::SFrame && p.why != unwind::PassedOver::Why::NotCovered;
+  });
+  if (f.source || !ours_failed || f.module == nullptr || !f.module->sframe()) return std::nullopt;
+  ++failed_;
+  record_error(fmt::format("{}: pc {:#x}: {}", f.module->path(), f.pc(), out.stop_reason));
+  return std::nullopt;
 }
 
 void FrameEngine::record_error(std::string message) {

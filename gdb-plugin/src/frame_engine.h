@@ -1,7 +1,7 @@
-// What the GDB unwinder asks of the core: which module covers a PC, the rule there, and the
-// caller's registers from the one stepper. Also keeps the counts that
-// `unwindkit status` shows. Holds no GDB state: registers come in as numbers, memory through
-// a MemoryReader.
+// What the GDB unwinder asks of the core, frame by frame: the core's FrameStepper (the
+// walker's own loop body) over the modules GDB has loaded, described by the core's one module
+// model. Also keeps the counts that `unwindkit status` shows. Holds no GDB state: registers
+// come in as numbers, memory through a MemoryReader.
 #pragma once
 
 #include <cstdint>
@@ -9,41 +9,31 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
-#include "loaded_module.h"
-#include "unwindkit/stepper.h"
+#include "unwindkit/unwind/modules.h"
+#include "unwindkit/unwind/walker.h"
 
 namespace unwindkit::gdb {
 
-// The frame is not ours to unwind (no module, no table, no row, or GDB has CFI for it).
-struct Declined {};
-
-struct Stepped {
-  const LoadedModule* module = nullptr;
-  UnwindRule rule;
-  StepResult result;
-};
-
-struct Failed {
-  Error error;
-};
-
-using FrameOutcome = std::variant<Declined, Stepped, Failed>;
-
 class FrameEngine {
  public:
-  void add(std::shared_ptr<LoadedModule> module) { modules_.push_back(std::move(module)); }
-  void clear() { modules_.clear(); }
-  const std::vector<std::shared_ptr<LoadedModule>>& modules() const { return modules_; }
-  const LoadedModule* module_for(uint64_t pc) const;
+  FrameEngine();
 
-  bool prefer_sframe = false;  // claim frames even where GDB has DWARF CFI
+  void add(std::shared_ptr<unwind::Module> module);
+  void clear();
+  const std::vector<std::shared_ptr<unwind::Module>>& modules() const { return modules_.modules(); }
+  const unwind::ModuleMap& module_map() const { return modules_; }
+  std::shared_ptr<unwind::Module> module_for(uint64_t pc) const { return modules_.find_shared(pc); }
 
-  // One frame for GDB's unwinder. `level` 0 is the innermost frame (every register in
-  // `regs` trustworthy; above it, `regs.pc()` is a return address and looked up at pc - 1).
-  FrameOutcome unwind(unsigned level, const RegisterSet& regs, const MemoryReader& mem);
+  // Claim frames even where GDB has DWARF CFI (else CFI frames are left to GDB).
+  bool prefer_sframe() const { return prefer_sframe_; }
+  void set_prefer_sframe(bool prefer);
+
+  // One frame for GDB's unwinder: the core's step, or nullopt when the frame is not ours
+  // (no table, GDB's own CFI covers it, or the step failed: recorded for `status`).
+  std::optional<unwind::StepOutcome> unwind(unsigned level, const RegisterSet& regs,
+                                            const MemoryReader& mem);
 
   // Counters and recent problems for `unwindkit status`.
   uint64_t claimed() const { return claimed_; }
@@ -52,12 +42,11 @@ class FrameEngine {
   void record_error(std::string message);
 
  private:
-  // The rule for a frame, or why there is none (Declined when no table covers the PC or
-  // GDB has CFI there and CFI is preferred).
-  std::variant<Declined, UnwindRule, Failed> rule_for(uint64_t lookup_pc,
-                                                      const LoadedModule** module) const;
-
-  std::vector<std::shared_ptr<LoadedModule>> modules_;
+  unwind::ModuleMap modules_;
+  bool prefer_sframe_ = false;
+  unwind::WalkOptions options_;
+  std::optional<unwind::FrameStepper> stepper_;
+  const MemoryReader* stepper_memory_ = nullptr;
   uint64_t claimed_ = 0;
   uint64_t failed_ = 0;
   std::deque<std::string> recent_errors_;

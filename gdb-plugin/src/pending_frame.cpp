@@ -89,13 +89,12 @@ py::object unwind_pending_frame(FrameEngine& engine, py::object pending_frame,
     }
   }
   auto level = pending_frame.attr("level")().cast<unsigned>();
-  FrameOutcome outcome = engine.unwind(level, in, memory);
-  auto* stepped = std::get_if<Stepped>(&outcome);
-  if (stepped == nullptr) return py::none();
+  auto stepped = engine.unwind(level, in, memory);
+  if (!stepped) return py::none();
 
-  const RegisterSet& caller = stepped->result.caller;
+  const RegisterSet& caller = stepped->caller;
   py::object info = pending_frame.attr("create_unwind_info")(
-      make_frame_id(stepped->result.cfa, stepped->rule.func_start));
+      make_frame_id(*stepped->frame.cfa, stepped->frame.rule->func_start));
   py::object add = info.attr("add_saved_register");
   py::object gdb_value = py::module_::import("gdb").attr("Value");
   // Plain 64-bit gdb.Values: GDB takes the bytes, and every register a step recovers is a

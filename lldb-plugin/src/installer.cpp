@@ -36,6 +36,30 @@ ModuleState& Installer::state(lldb::SBModule module) {
   return it->second;
 }
 
+std::shared_ptr<unwind::Module> Installer::core_module(lldb::SBTarget target,
+                                                      lldb::SBModule module) {
+  const std::string path = file_path(module.GetFileSpec());
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return nullptr;
+  // LLDB nests ELF sections under their PT_LOAD segments: the top level is the segments.
+  std::vector<unwind::Mapping> mappings;
+  std::optional<uint64_t> bias;
+  for (size_t i = 0; i < module.GetNumSections(); ++i) {
+    lldb::SBSection segment = module.GetSectionAtIndex(i);
+    const lldb::addr_t load = segment.GetLoadAddress(target);
+    if (load == LLDB_INVALID_ADDRESS || segment.GetByteSize() == 0) continue;
+    mappings.push_back({load, load + segment.GetByteSize(), segment.GetFileOffset()});
+    if (!bias) bias = load - segment.GetFileAddress();
+  }
+  if (!bias) return nullptr;
+  auto& cached = core_modules_[{module_key(module), *bias}];
+  if (!cached) {
+    cached = std::make_shared<unwind::Module>(path, path, std::move(mappings));
+    cached->set_bias(*bias);
+  }
+  return cached;
+}
+
 void Installer::sync_all() {
   for (uint32_t i = 0; i < debugger_.GetNumTargets(); ++i) sync(debugger_.GetTargetAtIndex(i));
 }

@@ -8,10 +8,12 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "module_tables.h"
+#include "unwindkit/unwind/modules.h"
 
 namespace unwindkit::lldb_plugin {
 
@@ -34,6 +36,9 @@ class Installer {
 
   // Tables of a module, read on first use. Keyed by build-id (else path).
   ModuleState& state(lldb::SBModule module);
+  // The module in the core's module model, at the load bias LLDB placed it in `target`:
+  // kept across commands. nullptr when its file is not on this machine or it is not loaded.
+  std::shared_ptr<unwind::Module> core_module(lldb::SBTarget target, lldb::SBModule module);
   const std::map<std::string, ModuleState>& modules() const { return modules_; }
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
 
@@ -44,6 +49,8 @@ class Installer {
   std::filesystem::path cache_dir_;
   bool enabled_ = true;
   std::map<std::string, ModuleState> modules_;
+  // By (module key, load bias).
+  std::map<std::pair<std::string, uint64_t>, std::shared_ptr<unwind::Module>> core_modules_;
   // What each (target id, module key) has been given: true = the file with CFI, false = the
   // plain one. Modules without SFrame are recorded too, so they are looked at once.
   std::map<std::pair<lldb::user_id_t, std::string>, bool> installed_;

@@ -130,7 +130,6 @@ void add_entry_point(lldb::SBModule module, Arch arch,
   rule.cfa = {CfaRule::Kind::RegOffset, names.sp_reg(),
               arch == Arch::X86_64 ? int64_t{arch_word_size(arch)} : 0};
   rule.ra = RegRule::undefined();
-  rule.outermost = true;
   rule.func_start = entry;
   rule.func_end = end;
   dwarf::CfiFunction fn{entry, end, {{entry, rule}}};

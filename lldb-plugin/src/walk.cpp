@@ -1,13 +1,6 @@
 // unwindkit's own walk (see walk.h).
 #include "walk.h"
 
-#include <set>
-#include <utility>
-
-#include <fmt/format.h>
-
-#include "unwindkit/sframe/sframe.h"
-
 namespace unwindkit::lldb_plugin {
 namespace {
 
@@ -55,18 +48,6 @@ RegisterSet frame_registers(Arch arch, lldb::SBFrame frame) {
   return regs;
 }
 
-// The caller of the frame with `regs` as LLDB's own unwinder sees it: the frame after the
-// LLDB frame with the same pc and stack pointer.
-std::optional<RegisterSet> lldb_caller(Arch arch, lldb::SBThread thread, const RegisterSet& regs) {
-  const uint32_t n = thread.GetNumFrames();
-  for (uint32_t i = 0; i + 1 < n; ++i) {
-    lldb::SBFrame f = thread.GetFrameAtIndex(i);
-    if (f.GetPC() == regs.pc() && f.GetSP() == regs.sp())
-      return frame_registers(arch, thread.GetFrameAtIndex(i + 1));
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<Arch> target_arch(lldb::SBTarget target) {
@@ -78,88 +59,23 @@ std::optional<Arch> target_arch(lldb::SBTarget target) {
   return std::nullopt;
 }
 
-Walk walk_thread(Installer& installer, lldb::SBThread thread, size_t max_frames) {
-  Walk walk;
+unwind::Walk walk_thread(Installer& installer, lldb::SBThread thread, size_t max_frames,
+                         unwind::ModuleMap& modules) {
   lldb::SBProcess process = thread.GetProcess();
   lldb::SBTarget target = process.GetTarget();
   auto arch = target_arch(target);
   if (!arch) {
-    walk.end = "unsupported architecture";
+    unwind::Walk walk;
+    walk.stop_reason = "no unwind info: unsupported architecture";
     return walk;
   }
+  for (uint32_t i = 0; i < target.GetNumModules(); ++i)
+    if (auto m = installer.core_module(target, target.GetModuleAtIndex(i))) modules.add(std::move(m));
   LldbMemory memory(target, process);
-  RegisterSet regs = frame_registers(*arch, thread.GetFrameAtIndex(0));
-  bool caller = false;  // a caller's pc is a return address: look up the call (pc - 1)
-  // (pc, sp) of every frame so far. Callers taken from LLDB's frame list are not checked for
-  // progress like SFrame steps are; on a stack whose frame records loop, LLDB's list can
-  // hold the same frame twice, and following it would go round until max_frames.
-  std::set<std::pair<uint64_t, uint64_t>> seen;
-  while (walk.frames.size() < max_frames) {
-    uint64_t pc = regs.pc().value_or(0);
-    if (!seen.insert({pc, regs.sp().value_or(0)}).second) {
-      walk.end = fmt::format("frame at pc 0x{:x}, sp 0x{:x} seen before: the stack loops", pc,
-                             regs.sp().value_or(0));
-      return walk;
-    }
-    WalkFrame frame{regs, std::nullopt, ""};
-    lldb::SBAddress address = target.ResolveLoadAddress(caller ? pc - 1 : pc);
-    lldb::SBModule module = address.GetModule();
-    if (module.IsValid() && module.GetFileSpec().GetFilename())
-      frame.module = module.GetFileSpec().GetFilename();
-    if (!module.IsValid()) {
-      walk.frames.push_back(frame);
-      walk.end = fmt::format("pc 0x{:x} is in no module", pc);
-      return walk;
-    }
-    ModuleState& state = installer.state(module);
-    std::optional<UnwindRule> rule;
-    std::string missing;
-    if (state.tables.sframe) {
-      auto found = sframe::lookup(*state.tables.sframe, address.GetFileAddress());
-      if (found && *found)
-        rule = **found;
-      else
-        missing = found ? fmt::format("no SFrame row covers 0x{:x}", pc) : found.error().to_string();
-    } else {
-      missing = state.tables.error ? state.tables.error->to_string()
-                                   : fmt::format("no SFrame for {}", frame.module);
-    }
-    if (!rule) {
-      // Not ours to unwind (libc's CFI, the vdso): take the caller from LLDB's own frame list.
-      walk.frames.push_back(frame);
-      auto from_lldb = lldb_caller(*arch, thread, regs);
-      if (!from_lldb) {
-        walk.end = missing;
-        return walk;
-      }
-      regs = *from_lldb;
-      caller = true;
-      continue;
-    }
-    frame.rule = *rule;
-    walk.frames.push_back(frame);
-    StepOptions options;
-    options.trust_all_registers = !caller || frame.rule->signal_frame;
-    auto step_result = step(*frame.rule, regs, memory, options);
-    if (!step_result) {
-      walk.end = step_result.error().to_string();
-      return walk;
-    }
-    if (step_result->outermost) {
-      walk.end = "outermost frame";
-      return walk;
-    }
-    auto next_sp = step_result->caller.sp();
-    if (!step_result->caller.pc() || *step_result->caller.pc() == 0 || !next_sp ||
-        (regs.sp() && *next_sp <= *regs.sp())) {
-      walk.end = "stack does not progress";
-      return walk;
-    }
-    regs = step_result->caller;
-    caller = !frame.rule->signal_frame;
-  }
-  walk.end = fmt::format("stopped after {} frames", max_frames);
-  return walk;
+  unwind::WalkOptions options;
+  options.max_depth = max_frames;
+  options.endian = target.GetByteOrder() == lldb::eByteOrderBig ? Endian::Big : Endian::Little;
+  return unwind::walk(frame_registers(*arch, thread.GetFrameAtIndex(0)), modules, memory, options);
 }
 
 }  // namespace unwindkit::lldb_plugin

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "unwindkit/unwind/bt_report.h"
 #include "walk.h"
 
 namespace unwindkit::lldb_plugin {
@@ -35,19 +36,11 @@ bool pick_thread(lldb::SBDebugger debugger, const ParsedArgs& args, lldb::SBThre
   return thread.IsValid();
 }
 
-std::string describe_frame(lldb::SBTarget target, size_t n, const WalkFrame& frame) {
-  uint64_t pc = frame.regs.pc().value_or(0);
-  lldb::SBAddress address = target.ResolveLoadAddress(n == 0 ? pc : pc - 1);
-  lldb::SBSymbol symbol = address.GetSymbol();
-  std::string where = frame.module;
-  if (symbol.IsValid() && symbol.GetName()) {
-    uint64_t start = symbol.GetStartAddress().GetLoadAddress(target);
-    where += fmt::format("`{} + {}", symbol.GetName(), pc - start);
-  }
-  std::string how = frame.rule ? fmt::format("{}: {}", source_name(frame.rule->source),
-                                             describe(*frame.rule))
-                               : "lldb: its own unwinder (no SFrame here)";
-  return fmt::format("  frame #{}: 0x{:016x} {} [{}]\n", n, pc, where, how);
+// LLDB's name for the function holding a frame's lookup address, with the offset from the pc.
+std::optional<unwind::SymbolHit> lldb_name(lldb::SBTarget target, const unwind::Frame& frame) {
+  lldb::SBSymbol symbol = target.ResolveLoadAddress(frame.address.lookup_address()).GetSymbol();
+  if (!symbol.IsValid() || symbol.GetName() == nullptr) return std::nullopt;
+  return unwind::SymbolHit{symbol.GetName(), frame.pc() - symbol.GetStartAddress().GetLoadAddress(target)};
 }
 
 }  // namespace
@@ -62,13 +55,13 @@ bool BacktraceCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComma
   lldb::SBThread thread;
   std::string error;
   if (!pick_thread(debugger, args, thread, error)) return usage_error(result, error);
-  installer_.sync(thread.GetProcess().GetTarget());  // LLDB's frames are our fallback
-  Walk walk = walk_thread(installer_, thread, count);
+  unwind::ModuleMap modules;
+  unwind::Walk walk = walk_thread(installer_, thread, count, modules);
   lldb::SBTarget target = thread.GetProcess().GetTarget();
-  std::string out = fmt::format("* thread #{} (unwindkit)\n", thread.GetIndexID());
-  for (size_t i = 0; i < walk.frames.size(); ++i) out += describe_frame(target, i, walk.frames[i]);
-  out += fmt::format("  end: {}\n", walk.end);
-  print(result, out);
+  std::vector<std::optional<unwind::SymbolHit>> names;
+  for (const unwind::Frame& f : walk.frames) names.push_back(lldb_name(target, f));
+  print(result, fmt::format("* thread #{} (unwindkit)\n{}", thread.GetIndexID(),
+                            unwind::bt_text(walk, names)));
   return true;
 }
 
@@ -80,11 +73,11 @@ bool RegistersCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComma
   lldb::SBThread thread;
   std::string error;
   if (!pick_thread(debugger, args, thread, error)) return usage_error(result, error);
-  installer_.sync(thread.GetProcess().GetTarget());
-  Walk walk = walk_thread(installer_, thread, n + 1);
+  unwind::ModuleMap modules;
+  unwind::Walk walk = walk_thread(installer_, thread, n + 1, modules);
   if (walk.frames.size() <= n)
     return usage_error(result, fmt::format("the walk has {} frames ({})", walk.frames.size(),
-                                           walk.end));
+                                           walk.stop_reason));
   const RegisterSet& regs = walk.frames[n].regs;
   std::string out = fmt::format("frame #{} (unwindkit):\n", n);
   // x86_64's return-address column is rip itself: printed once, as the pc.

@@ -139,8 +139,7 @@ def main():
     if ".sframe+0x2" not in bad or "SUCCEEDED False" not in bad:
         problems.append(f"check of a damaged version byte does not fail at 0x2:\n{bad}")
 
-    ours_pcs = [int(pc, 16) for pc in re.findall(r"^\s*frame #\d+: (0x[0-9a-fA-F]+)", our_bt,
-                                                  re.MULTILINE)]
+    ours_pcs = [int(pc, 16) for pc in re.findall(r"^#\d+\s+(0x[0-9a-f]+)", our_bt, re.MULTILINE)]
     if len(native_bt) < 4 or ours_pcs != native_bt:
         problems.append(f"unwindkit bt PCs {[hex(p) for p in ours_pcs]} differ from LLDB's "
                         f"bt {[hex(p) for p in native_bt]}:\n{our_bt}")

@@ -1,5 +1,5 @@
 // Unwinds the state a Mach-O chain recorded when it ran (tests/fixtures-src/macho/chain/)
-// with our compact-unwind lookup, lowering and the core stepper, and compares every frame
+// with the core's walker, compact unwind its only rule source, and compares every frame
 // with what the chain's own call sequences recorded: return address (the `call`/`bl`
 // instruction's own label and the callee's __builtin_return_address), stack pointer, frame
 // pointer and every callee-saved register (x86_64 rbx rbp r12-r15; arm64 x19-x28 fp d8-d15).
@@ -30,6 +30,7 @@
 #include "unwindkit/compact_unwind/unwind_info.h"
 #include "unwindkit/macho/macho_file.h"
 #include "unwindkit/stepper.h"
+#include "unwindkit/unwind/walker.h"
 #include "chain.h"  // tests/fixtures-src/macho/chain/
 
 namespace {
@@ -176,57 +177,41 @@ int run(const std::string& image, const std::string& state_path) {
   regs.set_pc(st.pc);
   const StackCopy mem(st.stack_base, st.stack);
 
+  // The image as the one module, at its link-time addresses, unwound by the core's walker
+  // with compact unwind as its only source.
+  unwind::ModuleMap modules;
+  std::vector<unwind::Mapping> mappings;
+  for (const auto& seg : slice.segments())
+    if (seg.filesize != 0) mappings.push_back({seg.vmaddr, seg.vmaddr + seg.vmsize, seg.fileoff});
+  modules.add(unwind::Module(image, image, std::move(mappings))).set_bias(0);
+  unwind::WalkOptions options;
+  options.sources = unwind::builtin_sources({Source::CompactUnwind});
+  options.max_depth = st.depth + 1;
+  const unwind::Walk walk = unwind::walk(regs, modules, mem, options);
+
   int failures = 0;
   std::set<std::string> modes;
   unsigned frame = 0;
   for (uint64_t idx = st.depth; idx > 0; --idx, ++frame) {
-    const uint64_t pc = *regs.pc();
-    // A return address may be one past its call's function: look callers up at pc - 1.
-    const uint64_t lookup_pc = frame == 0 ? pc : pc - 1;
-    auto entry = cu::lookup(*info, slice.image_base(), lookup_pc);
-    if (!entry || !*entry) {
-      std::cout << fmt::format("FAIL frame {} pc {:#x}: no compact unwind entry ({})\n", frame,
-                               pc, entry ? "not covered" : entry.error().to_string());
+    if (frame + 1 >= walk.frames.size()) {
+      std::cout << fmt::format("FAIL frame {}: the walk stopped: {}\n", frame, walk.stop_reason);
+      return 1;
+    }
+    const unwind::Frame& f = walk.frames[frame];
+    auto entry = cu::lookup(*info, slice.image_base(), f.address.lookup_address());
+    if (!entry || !*entry || !f.rule) {
+      std::cout << fmt::format("FAIL frame {} pc {:#x}: no compact unwind entry\n", frame, f.pc());
       return 1;
     }
     const cu::Entry& e = **entry;
     auto decoded = cu::decode_encoding(arch, e.encoding);
     const std::string mode(decoded ? cu::mode_name(arch, decoded->mode) : "?");
-    const Bytes code = slice.bytes_at_address(e.function_start, e.function_end - e.function_start);
-    auto lowered = cu::lower(arch, e, code);
     std::cout << fmt::format("frame {} pc {:#x} function {} start {:#x} encoding {:#010x} mode {}\n",
-                             frame, pc, symbol_at(slice, e.function_start), e.function_start,
+                             frame, f.pc(), symbol_at(slice, e.function_start), e.function_start,
                              e.encoding, mode);
-    if (!lowered) {
-      std::cout << "FAIL lowering: " << lowered.error().to_string() << "\n";
-      return 1;
-    }
-    if (lowered->kind == cu::Lowered::Kind::NoInfo) {
-      std::cout << fmt::format("FAIL frame {}: encoding 0, no unwind information\n", frame);
-      return 1;
-    }
-    UnwindRule rule = lowered->rule;
-    if (lowered->kind == cu::Lowered::Kind::UseDwarf) {
-      auto from_eh = cu::dwarf_rule(slice, arch, lookup_pc);
-      if (!from_eh || !*from_eh) {
-        std::cout << fmt::format("FAIL frame {}: DWARF mode, no rule from __eh_frame ({})\n",
-                                 frame,
-                                 from_eh ? "no FDE covers the pc" : from_eh.error().to_string());
-        return 1;
-      }
-      rule = **from_eh;
-      std::cout << fmt::format("  __eh_frame offset hint {:#x}\n", lowered->dwarf_offset);
-    }
     modes.insert(mode);
-    std::cout << "  rule " << describe(rule) << "\n";
-    StepOptions opts;
-    opts.trust_all_registers = frame == 0;  // the leaf's registers all come from the trap
-    auto stepped = step(rule, regs, mem, opts);
-    if (!stepped) {
-      std::cout << "FAIL step: " << stepped.error().to_string() << "\n";
-      return 1;
-    }
-    const RegisterSet& caller = stepped->caller;
+    std::cout << "  rule " << describe(*f.rule) << "\n";
+    const RegisterSet& caller = walk.frames[frame + 1].regs;
     const std::vector<uint64_t>& rec = st.recs[idx - 1];     // the caller's call site
     const std::vector<uint64_t>& callee = st.recs[idx];      // this frame's own record
     std::string checked;
@@ -243,12 +228,13 @@ int run(const std::string& image, const std::string& state_path) {
     for (const Checked& c : checked_registers(arch))
       check(c.name, caller.get(c.reg), rec[c.word], "caller's call sequence");
     std::cout << "  caller checked:" << checked << "\n";
-    regs = caller;
   }
-  // Above the entry function is the runner: Linux code the image does not cover.
-  auto outside = cu::lookup(*info, slice.image_base(), *regs.pc() - 1);
-  if (!outside || *outside) {
-    std::cout << "FAIL the runner's return address is covered by the image\n";
+  // Above the entry function is the runner: Linux code the image does not cover, so the walk
+  // must end there for want of a rule.
+  if (walk.frames.size() != st.depth + 1 || walk.frames.back().source ||
+      walk.stop != unwind::StopKind::NoUnwindInfo) {
+    std::cout << "FAIL the walk did not end at the runner's return address: " << walk.stop_reason
+              << "\n";
     ++failures;
   }
   for (const auto& m : modes) std::cout << "mode " << m << "\n";

@@ -142,7 +142,7 @@ size_t compare_with_readelf(const std::string& path, const std::string& section)
           // Not described: callee-saved registers keep their value; the RA column
           // undefined means the outermost frame.
           if (reg == x::rip)
-            EXPECT_TRUE(r.outermost) << std::hex << row.loc;
+            EXPECT_TRUE(r.outermost()) << std::hex << row.loc;
           else
             EXPECT_EQ(got_reg, RegRule::unchanged()) << col << " at " << std::hex << row.loc;
         } else if (cell[0] == 'c') {
@@ -230,7 +230,7 @@ TEST(Cfi, FunctionEntryIsRspPlus8WithRaAtCfaMinus8) {
   EXPECT_EQ((*r)->ra, RegRule::at_cfa(-8));
   EXPECT_EQ((*r)->source, Source::Cfi);
   EXPECT_FALSE((*r)->signal_frame);
-  EXPECT_FALSE((*r)->outermost);
+  EXPECT_FALSE((*r)->outermost());
 }
 
 TEST(Cfi, LibcSignalTrampolineIsASignalFrameOverTheUcontext) {

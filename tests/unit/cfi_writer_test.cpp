@@ -34,7 +34,6 @@ UnwindRule rule(CfaRule cfa, RegRule ra, RegRule fp, std::vector<SavedReg> saved
   r.ra = ra;
   r.fp = fp;
   r.saved = std::move(saved);
-  r.outermost = ra.kind == RegRule::Kind::Undefined;
   return r;
 }
 

@@ -78,12 +78,12 @@ TEST(Symbolizer, NamesTheFixtureFrames) {
   // truth-bt.txt: #5 0x7ffff7fbc17b in lib_entry, #28 0x555555555079 in main.
   Module* lib = map.find(0x7ffff7fbc17b);
   ASSERT_NE(lib, nullptr);
-  auto hit = sym.lookup(*lib, 0x7ffff7fbc17b, true);
+  auto hit = sym.lookup(*lib, CodeAddress::return_address(0x7ffff7fbc17b));
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->name, "lib_entry");
   Module* prog = map.find(0x555555555079);
   ASSERT_NE(prog, nullptr);
-  hit = sym.lookup(*prog, 0x555555555079, true);
+  hit = sym.lookup(*prog, CodeAddress::return_address(0x555555555079));
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->name, "main");
   EXPECT_EQ(hit->offset, 0x555555555079u - 0x555555555070u);

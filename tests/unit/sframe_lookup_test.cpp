@@ -58,7 +58,7 @@ TEST(SFrameLookup, Amd64RowsAtEveryBoundary) {
   EXPECT_EQ(r.fp, RegRule::unchanged());
   EXPECT_EQ(r.func_start, 0x1000u);
   EXPECT_EQ(r.func_end, 0x1020u);
-  EXPECT_FALSE(r.outermost);
+  EXPECT_FALSE(r.outermost());
   for (uint64_t pc : {0x1001u, 0x1003u}) {
     r = rule_at(s, pc);
     EXPECT_EQ(r.cfa, (CfaRule{CfaRule::Kind::RegOffset, kRsp, 16}));
@@ -186,9 +186,9 @@ TEST(SFrameLookup, NoDataWordsIsTheOutermostFrame) {
                        {{0, fre_info(true, 1), {8}}, {5, fre_info(false, 0), {}}}}};
   const auto s = decode_ok(spec);
   const UnwindRule r = rule_at(s, 0x1005);
-  EXPECT_TRUE(r.outermost);
+  EXPECT_TRUE(r.outermost());
   EXPECT_EQ(r.ra, RegRule::undefined());
-  EXPECT_FALSE(rule_at(s, 0x1004).outermost);
+  EXPECT_FALSE(rule_at(s, 0x1004).outermost());
 }
 
 TEST(SFrameLookup, V3SignalBit) {

@@ -15,7 +15,7 @@ namespace x = reg::x86_64;
 
 WalkOptions fp_only() {
   WalkOptions o;
-  o.sources = {Source::FramePointer};
+  o.sources = builtin_sources({Source::FramePointer});
   return o;
 }
 
@@ -42,10 +42,10 @@ TEST(Walker, FollowsFramePointerChainToItsEnd) {
   ModuleMap none;
   const auto w = walk(start(0x400000, 0x7ef0, 0x7f00), none, mem, fp_only());
   ASSERT_EQ(w.frames.size(), 4u) << w.stop_reason;
-  EXPECT_EQ(w.frames[0].pc, 0x400000u);
-  EXPECT_EQ(w.frames[1].pc, 0x401111u);
-  EXPECT_EQ(w.frames[2].pc, 0x402222u);
-  EXPECT_EQ(w.frames[3].pc, 0x403333u);
+  EXPECT_EQ(w.frames[0].pc(), 0x400000u);
+  EXPECT_EQ(w.frames[1].pc(), 0x401111u);
+  EXPECT_EQ(w.frames[2].pc(), 0x402222u);
+  EXPECT_EQ(w.frames[3].pc(), 0x403333u);
   EXPECT_EQ(w.frames[0].cfa, 0x7f10u);
   EXPECT_EQ(w.frames[2].cfa, 0x7f90u);
   EXPECT_EQ(w.frames[0].source, Source::FramePointer);

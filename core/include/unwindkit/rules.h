@@ -109,12 +109,15 @@ struct UnwindRule {
   std::vector<SavedReg> saved;
   // Caller's SP = CFA + sp_from_cfa (0 on x86_64/AArch64; -160 on s390x).
   int64_t sp_from_cfa = 0;
-  bool outermost = false;   // RA undefined: the walk ends here, successfully
   bool ra_mangled = false;  // AArch64 PAC-signed return address: strip before use
   PauthKey pauth_key = PauthKey::A;
   bool signal_frame = false;  // a kernel signal frame: the caller is looked up at its pc
   uint64_t func_start = 0;
   uint64_t func_end = 0;
+
+  // The outermost frame: nothing called it, so its return address is undefined and a walk
+  // ends here, successfully. Stated by the RA rule alone, in every format.
+  bool outermost() const { return ra.kind == RegRule::Kind::Undefined; }
 
   bool operator==(const UnwindRule&) const = default;
 };

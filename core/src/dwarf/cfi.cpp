@@ -135,7 +135,6 @@ struct CfiTables::Impl {
     // "Same value" in the return-address column: the return address is still in that
     // register (AArch64 x30 / s390x r14 in a leaf).
     rule.ra = ra->kind == RegRule::Kind::Unchanged ? RegRule::in_reg(ra_reg) : *ra;
-    rule.outermost = rule.ra.kind == RegRule::Kind::Undefined;
 
     auto fp = reg_rule(frame, names.fp_reg(), ctx);
     if (!fp) return tl::unexpected(fp.error());

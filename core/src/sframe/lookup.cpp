@@ -66,7 +66,6 @@ UnwindRule detail::lower_row(const Header& header, const Fde& fde, uint8_t fre_i
   if (row.ra_undefined) {
     rule.cfa = {CfaRule::Kind::RegOffset, regs.sp, 0};
     rule.ra = RegRule::undefined();
-    rule.outermost = true;
     return rule;
   }
   rule.cfa = {row.cfa.kind == Slot::Kind::AtReg ? CfaRule::Kind::DerefRegOffset

@@ -5,6 +5,11 @@
 #include <algorithm>
 #include <map>
 
+#include "unwindkit/compact_unwind/lookup.h"
+#include "unwindkit/compact_unwind/report.h"
+#include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/validate.h"
+
 namespace unwindkit::unwind {
 
 namespace {
@@ -91,49 +96,127 @@ Result<const elf::ElfFile*> Module::elf() {
   return borrow(*elf_);
 }
 
-Result<const dwarf::CfiTables*> Module::cfi() {
+std::optional<Arch> Module::arch() {
+  if (auto f = elf(); f) return (*f)->arch();
+  if (auto s = macho_slice(); s) return (*s)->arch();
+  return std::nullopt;
+}
+
+Result<const std::vector<dwarf::CfiTables>*> Module::cfi() {
   if (!cfi_) {
     auto f = elf();
     if (!f) {
       cfi_ = tl::unexpected(f.error());
-    } else if (auto t = dwarf::CfiTables::open(**f); t) {
-      cfi_ = std::make_unique<dwarf::CfiTables>(std::move(*t));
+    } else if (auto own = dwarf::CfiTables::open(**f); !own) {
+      cfi_ = tl::unexpected(own.error());
     } else {
-      cfi_ = tl::unexpected(t.error());
+      std::vector<dwarf::CfiTables> tables;
+      if (!own->empty()) tables.push_back(std::move(*own));
+      for (const std::string& path : debug_files_) {
+        auto debug = elf::ElfFile::open(path);
+        if (!debug) continue;  // a debug file we cannot read adds nothing
+        debug_elves_.push_back(std::make_unique<elf::ElfFile>(std::move(*debug)));
+        if (auto t = dwarf::CfiTables::open(*debug_elves_.back()); t && !t->empty())
+          tables.push_back(std::move(*t));
+      }
+      cfi_ = std::move(tables);
     }
   }
-  return borrow(*cfi_);
+  if (!*cfi_) return tl::unexpected(cfi_->error());
+  return &**cfi_;
+}
+
+bool Module::has_cfi() {
+  auto t = cfi();
+  return t && !(*t)->empty();
+}
+
+bool Module::has_cfi_at(uint64_t pc) {
+  auto t = cfi();
+  if (!t) return false;
+  for (const dwarf::CfiTables& cfi : **t) {
+    auto rule = cfi.lookup(pc - bias());
+    if (!rule || *rule) return true;
+  }
+  return false;
+}
+
+std::optional<Module::SectionBytes> Module::sframe_section() {
+  auto f = elf();
+  if (!f) return std::nullopt;
+  if (const auto* s = (*f)->section(sframe::kSectionName); s && s->type != elf::kSectionNoBits)
+    return SectionBytes{s->data, s->addr};
+  // Without section headers the segment still finds it.
+  for (const auto& seg : (*f)->segments())
+    if (seg.type == elf::kSegmentGnuSFrame)
+      return SectionBytes{(*f)->bytes_at_address(seg.vaddr, seg.filesz), seg.vaddr};
+  return std::nullopt;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> Module::code_ranges() {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  auto f = elf();
+  if (!f) return out;
+  const uint64_t b = bias();
+  for (const auto& seg : (*f)->segments())
+    if (seg.type == elf::kSegmentLoad && (seg.flags & elf::kSegmentFlagExecute) != 0)
+      out.emplace_back(seg.vaddr + b, seg.vaddr + seg.memsz + b);
+  return out;
 }
 
 Result<const sframe::Index*> Module::sframe() {
   if (!sframe_) {
     sframe_ = std::unique_ptr<sframe::Index>();
-    auto f = elf();
-    if (!f) {
+    if (auto f = elf(); !f) {
       sframe_ = tl::unexpected(f.error());
-    } else {
-      Bytes bytes;
-      uint64_t address = 0;
-      if (const auto* s = (*f)->section(".sframe"); s && s->type != elf::kSectionNoBits) {
-        bytes = s->data;
-        address = s->addr;
-      } else {
-        // Without section headers the segment still finds it.
-        for (const auto& seg : (*f)->segments())
-          if (seg.type == elf::kSegmentGnuSFrame) {
-            bytes = (*f)->bytes_at_address(seg.vaddr, seg.filesz);
-            address = seg.vaddr;
-          }
-      }
-      if (!bytes.empty()) {
-        if (auto d = sframe::Index::build(bytes, address); d)
-          sframe_ = std::make_unique<sframe::Index>(std::move(*d));
-        else
-          sframe_ = tl::unexpected(d.error());
-      }
+    } else if (auto section = sframe_section(); section && !section->bytes.empty()) {
+      std::vector<sframe::AddressRange> text;
+      for (const auto& [start, end] : code_ranges()) text.push_back({start - bias(), end - bias()});
+      if (auto index = sframe::Index::build(section->bytes, section->address); !index)
+        sframe_ = tl::unexpected(index.error());
+      else if (sframe_problems_ = sframe::validate(section->bytes, section->address, text);
+               !sframe_problems_.empty())
+        sframe_ = tl::unexpected(sframe_problems_.front());
+      else
+        sframe_ = std::make_unique<sframe::Index>(std::move(*index));
     }
   }
   return borrow(*sframe_);
+}
+
+const std::vector<Error>& Module::sframe_problems() {
+  (void)sframe();
+  return sframe_problems_;
+}
+
+Result<const macho::Slice*> Module::macho_slice() {
+  if (!macho_) {
+    auto opened = image_ ? macho::MachOFile::parse(image_)
+                  : file_.empty()
+                      ? Result<macho::MachOFile>(fail(path_, 0, "file", "not found on this machine"))
+                      : macho::MachOFile::open(file_);
+    if (opened)
+      macho_ = std::make_unique<macho::MachOFile>(std::move(*opened));
+    else
+      macho_ = tl::unexpected(opened.error());
+  }
+  auto file = borrow(*macho_);
+  if (!file) return tl::unexpected(file.error());
+  return (*file)->select("");
+}
+
+Result<const compact_unwind::SliceTables*> Module::compact_unwind() {
+  if (!compact_unwind_) {
+    auto slice = macho_slice();
+    if (!slice) {
+      compact_unwind_ = tl::unexpected(slice.error());
+    } else if (auto t = compact_unwind::decode_slice(**slice); t) {
+      compact_unwind_ = std::make_unique<compact_unwind::SliceTables>(std::move(*t));
+    } else {
+      compact_unwind_ = tl::unexpected(t.error());
+    }
+  }
+  return borrow(*compact_unwind_);
 }
 
 namespace {
@@ -152,9 +235,12 @@ Result<std::optional<UnwindRule>> Module::cfi_rule(uint64_t pc) {
   auto t = cfi();
   if (!t) return tl::unexpected(t.error());
   const uint64_t b = bias();
-  auto r = (*t)->lookup(pc - b);
-  if (!r) return r;
-  return relocate(std::move(*r), b);
+  for (const dwarf::CfiTables& cfi : **t) {
+    auto r = cfi.lookup(pc - b);
+    if (!r) return r;
+    if (*r) return relocate(std::move(*r), b);
+  }
+  return std::optional<UnwindRule>();
 }
 
 Result<std::optional<UnwindRule>> Module::sframe_rule(uint64_t pc) {
@@ -167,19 +253,47 @@ Result<std::optional<UnwindRule>> Module::sframe_rule(uint64_t pc) {
   return relocate(std::move(*r), b);
 }
 
-Module& ModuleMap::add(Module module) {
-  modules_.push_back(std::make_unique<Module>(std::move(module)));
+Result<std::optional<UnwindRule>> Module::compact_unwind_rule(uint64_t pc) {
+  auto t = compact_unwind();
+  if (!t) return tl::unexpected(t.error());
+  const macho::Slice& slice = **macho_slice();
+  const uint64_t b = bias();
+  auto found = compact_unwind::find_entry(**t, pc - b);
+  if (!found) return tl::unexpected(found.error());
+  if (!*found) return std::optional<UnwindRule>();
+  const compact_unwind::Entry& e = **found;
+  const Bytes code = slice.bytes_at_address(e.function_start, e.function_end - e.function_start);
+  auto lowered = compact_unwind::lower((*t)->arch, e, code);
+  if (!lowered) return tl::unexpected(lowered.error());
+  switch (lowered->kind) {
+    case compact_unwind::Lowered::Kind::NoInfo: return std::optional<UnwindRule>();
+    case compact_unwind::Lowered::Kind::Rule: return relocate(std::move(lowered->rule), b);
+    case compact_unwind::Lowered::Kind::UseDwarf: {
+      auto rule = compact_unwind::dwarf_rule(slice, (*t)->arch, pc - b);
+      if (!rule) return rule;
+      return relocate(std::move(*rule), b);
+    }
+  }
+  return std::optional<UnwindRule>();
+}
+
+Module& ModuleMap::add(Module module) { return add(std::make_shared<Module>(std::move(module))); }
+
+Module& ModuleMap::add(std::shared_ptr<Module> module) {
+  modules_.push_back(std::move(module));
   return *modules_.back();
 }
 
-Module* ModuleMap::find(uint64_t pc) {
-  for (auto& m : modules_) {
+std::shared_ptr<Module> ModuleMap::find_shared(uint64_t pc) const {
+  for (const auto& m : modules_) {
     if (!m->contains(pc)) continue;
     for (const auto& map : m->mappings())
-      if (pc >= map.start && pc < map.end) return m.get();
+      if (pc >= map.start && pc < map.end) return m;
   }
   return nullptr;
 }
+
+Module* ModuleMap::find(uint64_t pc) const { return find_shared(pc).get(); }
 
 ModuleMap ModuleMap::from_core(const CoreFile& core) {
   ModuleMap map;

@@ -84,12 +84,11 @@ const Symbolizer::Table& Symbolizer::table(Module& module) {
   return it->second;
 }
 
-std::optional<SymbolHit> Symbolizer::lookup(Module& module, uint64_t pc, bool is_return_address) {
+std::optional<SymbolHit> Symbolizer::lookup(Module& module, CodeAddress address) {
   const Table& t = table(module);
-  const uint64_t at = module.elf_address(is_return_address ? pc - 1 : pc);
-  const elf::Symbol* s = covering_function(t.functions, at);
+  const elf::Symbol* s = covering_function(t.functions, module.elf_address(address.lookup_address()));
   if (!s) return std::nullopt;
-  return SymbolHit{s->name, module.elf_address(pc) - s->value};
+  return SymbolHit{s->name, module.elf_address(address.pc()) - s->value};
 }
 
 }  // namespace unwindkit::unwind

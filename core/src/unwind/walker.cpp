@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -25,181 +26,186 @@ Result<UnwindRule> frame_pointer_rule(Arch arch) {
 
 namespace {
 
-class Walker {
- public:
-  Walker(ModuleMap& modules, const MemoryReader& mem, const WalkOptions& options, Arch arch)
-      : modules_(modules), mem_(mem), options_(options), arch_(arch) {}
+StepOutcome ended(StepOutcome out, StopKind kind, std::string reason) {
+  out.kind = StepOutcome::Kind::Ended;
+  out.stop = kind;
+  out.stop_reason = std::move(reason);
+  return out;
+}
 
-  Walk run(RegisterSet regs) {
-    Walk out;
-    std::optional<uint64_t> prev_cfa;
-    bool prev_signal = false;
-    std::set<std::pair<uint64_t, uint64_t>> seen;  // (pc, cfa)
-    while (true) {
-      if (out.frames.size() >= options_.max_depth) {
-        return stop(out, StopKind::DepthLimit,
-                    fmt::format("depth limit: {} frames", options_.max_depth));
-      }
-      const uint64_t pc = *regs.pc();
-      Frame f;
-      f.index = out.frames.size();
-      f.pc = pc;
-      f.regs = regs;
-      f.module = modules_.find(pc);
-      if (f.module) f.module_offset = f.module->elf_address(pc);
-      // The innermost frame and the frame a signal interrupted stopped exactly at pc; any
-      // other frame is at a return address, just past its call (which may have been the
-      // function's last instruction), so its rule is looked up at pc - 1.
-      const bool exact = f.index == 0 || prev_signal;
-      const uint64_t at = exact ? pc : pc - 1;
+// The module of `at` promises a frame-pointer chain: its SFrame header says every function
+// keeps one (SFRAME_F_FRAME_POINTER, v1/v2).
+bool promises_frame_pointers(Module* m) {
+  if (m == nullptr) return false;
+  auto s = m->sframe();
+  return s && *s && ((*s)->header().flags & sframe::kFlagFramePointer) != 0;
+}
 
-      std::optional<StepResult> result;
-      std::optional<UnwindRule> used;
-      fp_zero_ = false;
-      for (Source source : options_.sources) {
-        auto rule = rule_for(source, at, regs);
-        if (!rule) {
-          f.source_errors.push_back(fmt::format("{}: {}", source_name(source), rule.error().to_string()));
-          continue;
-        }
-        if (!*rule) {
-          f.source_errors.push_back(fmt::format("{}: nothing covers pc {:#x}", source_name(source), at));
-          continue;
-        }
-        StepOptions so;
-        so.endian = options_.endian;
-        so.pac_mask = options_.pac_mask;
-        so.trust_all_registers = exact || (*rule)->signal_frame;
-        auto r = step(**rule, regs, mem_, so);
-        if (!r) {
-          f.source_errors.push_back(fmt::format("{}: {}", source_name(source), r.error().to_string()));
-          continue;
-        }
-        if (auto bad = implausible(**rule, *r, regs, at, prev_cfa)) {
-          f.source_errors.push_back(fmt::format("{}: {}", source_name(source), *bad));
-          continue;
-        }
-        result = std::move(*r);
-        used = std::move(**rule);
-        break;
-      }
-
-      if (!result) {
-        std::string why;
-        for (const auto& e : f.source_errors) why += (why.empty() ? "" : "; ") + e;
-        out.frames.push_back(std::move(f));
-        // psABI convention: the deepest frame (_start, a thread's start) sets the frame
-        // pointer to 0. With no table for it, that is where a walk ends.
-        if (fp_zero_)
-          return stop(out, StopKind::FramePointerEnd,
-                      fmt::format("end of the frame-pointer chain (fp = 0) at pc {:#x}: {}", at, why));
-        return stop(out, StopKind::NoUnwindInfo,
-                    fmt::format("no usable unwind rule for pc {:#x}: {}", at, why));
-      }
-      f.source = used->source;
-      f.cfa = result->cfa;
-      f.signal_frame = used->signal_frame;
-      if (!seen.insert({pc, result->cfa}).second)
-        return stop(out, StopKind::Cycle,
-                    fmt::format("cycle: pc {:#x} with cfa {:#x} again", pc, result->cfa));
-      out.frames.push_back(std::move(f));
-      if (result->outermost)
-        return stop(out, StopKind::Outermost,
-                    fmt::format("outermost frame: {} says the return address at pc {:#x} is undefined",
-                                source_name(used->source), pc));
-      if (*result->caller.pc() == 0)
-        return stop(out, StopKind::ZeroReturnAddress,
-                    fmt::format("return address 0 above pc {:#x}", pc));
-      prev_cfa = result->cfa;
-      prev_signal = used->signal_frame;
-      regs = std::move(result->caller);
-    }
-  }
-
- private:
-  static Walk& stop(Walk& w, StopKind kind, std::string reason) {
-    w.stop = kind;
-    w.stop_reason = std::move(reason);
-    return w;
-  }
-
-  Result<std::optional<UnwindRule>> rule_for(Source source, uint64_t at, const RegisterSet& regs) {
-    Module* m = modules_.find(at);
-    switch (source) {
-      case Source::Cfi:
-      case Source::SFrame:
-        if (!m) return fail("modules", at, "pc", fmt::format("pc {:#x} is in no known module", at));
-        return source == Source::Cfi ? m->cfi_rule(at) : m->sframe_rule(at);
-      case Source::FramePointer: {
-        if (regs.fp().value_or(0) == 0) {
-          fp_zero_ = true;
-          return fail("registers", 0, "fp", "frame pointer is 0: the end of the frame-pointer chain");
-        }
-        auto r = frame_pointer_rule(arch_);
-        if (!r) return tl::unexpected(r.error());
-        return std::optional<UnwindRule>(std::move(*r));
-      }
-      case Source::CompactUnwind: break;
-    }
-    return std::optional<UnwindRule>();
-  }
-
-  // The module of `at` promises a frame-pointer chain: its SFrame header says every
-  // function keeps one (SFRAME_F_FRAME_POINTER, v1/v2).
-  bool promises_frame_pointers(uint64_t at) {
-    Module* m = modules_.find(at);
-    if (!m) return false;
-    auto s = m->sframe();
-    return s && *s && ((*s)->header().flags & sframe::kFlagFramePointer) != 0;
-  }
-
-  // Why the step's result cannot be the caller, or nullopt if it can.
-  std::optional<std::string> implausible(const UnwindRule& rule, const StepResult& r,
-                                         const RegisterSet& regs, uint64_t at,
-                                         std::optional<uint64_t> prev_cfa) {
-    if (r.outermost) return std::nullopt;
-    const unsigned word = arch_word_size(rule.arch);
-    if (r.cfa % word != 0) return fmt::format("CFA {:#x} is not word-aligned", r.cfa);
-    // A signal trampoline's CFA is the interrupted SP, which may be on another stack.
-    if (!rule.signal_frame) {
-      if (auto sp = regs.sp(); sp && r.cfa < *sp)
-        return fmt::format("CFA {:#x} is below SP {:#x}", r.cfa, *sp);
-      if (prev_cfa && r.cfa <= *prev_cfa)
-        return fmt::format("CFA {:#x} does not move up the stack (previous {:#x})", r.cfa, *prev_cfa);
-    }
-    if (rule.source == Source::FramePointer) {
-      const uint64_t fp = regs.fp().value_or(0);
-      if (!promises_frame_pointers(at)) {
-        // No promise: the chain must look like one. The saved FP is the caller's frame,
-        // higher up (or 0 at the end), and the return address lands in code we know.
-        const uint64_t saved = r.caller.fp().value_or(0);
-        if (saved != 0 && saved <= fp)
-          return fmt::format("saved frame pointer {:#x} is not above {:#x}", saved, fp);
-        if (!modules_.modules().empty() && !modules_.find(*r.caller.pc()))
-          return fmt::format("return address {:#x} is in no known module", *r.caller.pc());
-      }
-    }
-    return std::nullopt;
-  }
-
-  ModuleMap& modules_;
-  const MemoryReader& mem_;
-  const WalkOptions& options_;
-  Arch arch_;
-  bool fp_zero_ = false;  // this frame's FP source failed because the FP is 0
-};
+bool has_source(const RuleSources& sources, Source kind) {
+  return std::any_of(sources.begin(), sources.end(),
+                     [kind](const auto& s) { return s->kind() == kind; });
+}
 
 }  // namespace
 
-Walk walk(const RegisterSet& regs, ModuleMap& modules, const MemoryReader& mem,
-          const WalkOptions& options) {
-  Walk out;
-  if (!regs.pc()) {
-    out.stop = StopKind::NoUnwindInfo;
-    out.stop_reason = "no unwind info: the thread has no pc";
+std::optional<std::string> FrameStepper::implausible(const UnwindRule& rule, const StepResult& r,
+                                                     const RegisterSet& regs, Module* module,
+                                                     std::optional<uint64_t> callee_cfa) const {
+  if (r.outermost) return std::nullopt;
+  const unsigned word = arch_word_size(rule.arch);
+  if (r.cfa % word != 0) return fmt::format("CFA {:#x} is not word-aligned", r.cfa);
+  // A signal trampoline's CFA is the interrupted SP, which may be on another stack.
+  if (!rule.signal_frame) {
+    if (auto sp = regs.sp(); sp && r.cfa < *sp)
+      return fmt::format("CFA {:#x} is below SP {:#x}", r.cfa, *sp);
+    if (callee_cfa && r.cfa <= *callee_cfa)
+      return fmt::format("CFA {:#x} does not move up the stack (previous {:#x})", r.cfa, *callee_cfa);
+  }
+  if (rule.source == Source::FramePointer && !promises_frame_pointers(module)) {
+    // No promise: the chain must look like one. The saved FP is the caller's frame, higher
+    // up (or 0 at the end), and the return address lands in code we know.
+    const uint64_t fp = regs.fp().value_or(0);
+    const uint64_t saved = r.caller.fp().value_or(0);
+    if (saved != 0 && saved <= fp)
+      return fmt::format("saved frame pointer {:#x} is not above {:#x}", saved, fp);
+    if (!modules_.modules().empty() && !modules_.find(*r.caller.pc()))
+      return fmt::format("return address {:#x} is in no known module", *r.caller.pc());
+  }
+  return std::nullopt;
+}
+
+// The caller's pc is a return address, unless this frame is a signal trampoline: then the
+// caller was interrupted at its pc, and every register it had was saved.
+void FrameStepper::remember_caller(const UnwindRule& rule, const StepResult& r) {
+  const uint64_t pc = *r.caller.pc();
+  const CodeAddress address =
+      rule.signal_frame ? CodeAddress::interrupted(pc) : CodeAddress::return_address(pc);
+  callers_.insert_or_assign({pc, r.caller.sp().value_or(0)}, Caller{address, r.cfa});
+}
+
+StepOutcome FrameStepper::step(const RegisterSet& regs, bool innermost) {
+  StepOutcome out;
+  Frame& f = out.frame;
+  f.regs = regs;
+  if (!regs.pc()) return ended(std::move(out), StopKind::NoUnwindInfo, "no unwind info: the frame has no pc");
+  const uint64_t pc = *regs.pc();
+  std::optional<uint64_t> callee_cfa;
+  if (innermost) {
+    callers_.clear();
+    f.address = CodeAddress::interrupted(pc);
+  } else if (auto it = callers_.find({pc, regs.sp().value_or(0)}); it != callers_.end()) {
+    f.address = it->second.address;
+    callee_cfa = it->second.callee_cfa;
+  } else {
+    f.address = CodeAddress::return_address(pc);
+  }
+  const uint64_t at = f.address.lookup_address();
+  f.module = modules_.find(at);
+  if (f.module) f.module_offset = f.module->elf_address(pc);
+
+  StepOptions so;
+  so.endian = options_.endian;
+  so.pac_mask = options_.pac_mask;
+  so.trust_all_registers = f.address.trusts_all_registers();
+  const RuleQuery query{f.address, f.module, regs};
+  for (const auto& source : options_.sources) {
+    const std::string_view name = source_name(source->kind());
+    auto rule = source->rule(query);
+    auto pass = [&](PassedOver::Why why, std::string detail) {
+      f.passed_over.push_back({source->kind(), why, fmt::format("{}: {}", name, detail)});
+    };
+    if (!rule) {
+      pass(PassedOver::Why::TableError, rule.error().to_string());
+      continue;
+    }
+    if (!*rule) {
+      pass(PassedOver::Why::NotCovered, fmt::format("nothing covers pc {:#x}", at));
+      continue;
+    }
+    auto r = unwindkit::step(**rule, regs, mem_, so);
+    if (std::find(options_.left_to_debugger.begin(), options_.left_to_debugger.end(),
+                  source->kind()) != options_.left_to_debugger.end()) {
+      // The debugger unwinds this frame itself; what it finds above a signal trampoline was
+      // interrupted all the same.
+      if (r && !r->outermost && r->caller.pc()) remember_caller(**rule, *r);
+      f.source = source->kind();
+      f.rule = std::move(**rule);
+      out.kind = StepOutcome::Kind::LeftToDebugger;
+      return out;
+    }
+    if (!r) {
+      pass(PassedOver::Why::StepError, r.error().to_string());
+      continue;
+    }
+    if (auto bad = implausible(**rule, *r, regs, f.module, callee_cfa)) {
+      pass(PassedOver::Why::Implausible, *bad);
+      continue;
+    }
+    f.source = source->kind();
+    f.cfa = r->cfa;
+    f.signal_frame = (*rule)->signal_frame;
+    f.rule = std::move(**rule);
+    if (r->outermost)
+      return ended(std::move(out), StopKind::Outermost,
+                   fmt::format("outermost frame: {} says the return address at pc {:#x} is undefined",
+                               name, pc));
+    if (*r->caller.pc() == 0)
+      return ended(std::move(out), StopKind::ZeroReturnAddress,
+                   fmt::format("return address 0 above pc {:#x}", pc));
+    remember_caller(*f.rule, *r);
+    out.caller = std::move(r->caller);
+    out.kind = StepOutcome::Kind::Stepped;
     return out;
   }
-  return Walker(modules, mem, options, regs.arch()).run(regs);
+
+  std::string why;
+  for (const auto& p : f.passed_over) why += (why.empty() ? "" : "; ") + p.message;
+  // psABI convention: the deepest frame (_start, a thread's start) sets the frame pointer to
+  // 0. With no table for it, that is where a walk ends.
+  if (has_source(options_.sources, Source::FramePointer) && regs.fp().value_or(0) == 0)
+    return ended(std::move(out), StopKind::FramePointerEnd,
+                 fmt::format("end of the frame-pointer chain (fp = 0) at pc {:#x}: {}", at, why));
+  return ended(std::move(out), StopKind::NoUnwindInfo,
+               fmt::format("no usable unwind rule for pc {:#x}: {}", at, why));
+}
+
+Walk walk(const RegisterSet& regs, const ModuleMap& modules, const MemoryReader& mem,
+          const WalkOptions& options) {
+  Walk w;
+  if (!regs.pc()) {
+    w.stop_reason = "no unwind info: the thread has no pc";
+    return w;
+  }
+  FrameStepper stepper(modules, mem, options);
+  std::set<std::pair<uint64_t, uint64_t>> seen;  // (pc, cfa)
+  RegisterSet frame_regs = regs;
+  while (true) {
+    if (w.frames.size() >= options.max_depth) {
+      w.stop = StopKind::DepthLimit;
+      w.stop_reason = fmt::format("depth limit: {} frames", options.max_depth);
+      return w;
+    }
+    StepOutcome s = stepper.step(frame_regs, w.frames.empty());
+    s.frame.index = w.frames.size();
+    const bool repeated = s.frame.cfa && !seen.insert({s.frame.pc(), *s.frame.cfa}).second;
+    if (repeated) {
+      w.stop = StopKind::Cycle;
+      w.stop_reason = fmt::format("cycle: pc {:#x} with cfa {:#x} again", s.frame.pc(), *s.frame.cfa);
+      return w;
+    }
+    w.frames.push_back(std::move(s.frame));
+    switch (s.kind) {
+      case StepOutcome::Kind::Stepped: frame_regs = std::move(s.caller); continue;
+      case StepOutcome::Kind::Ended:
+        w.stop = s.stop;
+        w.stop_reason = std::move(s.stop_reason);
+        return w;
+      case StepOutcome::Kind::LeftToDebugger:
+        w.stop = StopKind::NoUnwindInfo;
+        w.stop_reason = fmt::format("pc {:#x} is left to the debugger", w.frames.back().pc());
+        return w;
+    }
+  }
 }
 
 }  // namespace unwindkit::unwind

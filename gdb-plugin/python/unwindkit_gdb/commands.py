@@ -5,12 +5,15 @@ Python traceback.
 """
 
 import os
+import re
 
 import gdb
 
 import _unwindkit
 
 _DEFAULT_BT_LIMIT = 10000
+# `info symbol` output: "leaf + 13 in section .text" or "main in section .text of /x/prog".
+_INFO_SYMBOL = re.compile(r"^(\S+)(?: \+ (\d+))? in section ")
 
 
 def _unwinder_enabled():
@@ -35,11 +38,17 @@ def _describe_module(module):
     return f"{module.path}\n    bias {_hex(module.bias)}; {table}; {cfi}"
 
 
-def _format_address(pc):
+def _name_of(address):
+    """GDB's (function name, offset) for a code address, or None: the symbol `info symbol`
+    gives, which covers stripped files' .dynsym too."""
     try:
-        return gdb.format_address(pc)
-    except (gdb.error, AttributeError):
-        return _hex(pc)
+        text = gdb.execute(f"info symbol {address:#x}", to_string=True)
+    except gdb.error:
+        return None
+    found = _INFO_SYMBOL.match(text)
+    if not found:
+        return None
+    return found.group(1), int(found.group(2) or 0)
 
 
 def _complete_objfile(state, text):
@@ -194,12 +203,7 @@ source that unwound it; ends with why the walk stopped."""
         values = [int(frame.read_register(pc_name))]
         values.extend(int(frame.read_register(name)) for name in inputs)
         self._state.ensure_loaded()
-        frames, stop = self._state.engine.walk(arch, values, self._state.memory, limit)
-        for level, (pc, cfa, source, module) in enumerate(frames):
-            where = os.path.basename(module) if module else "?"
-            via = f"[{source}] cfa {_hex(cfa)}" if source and cfa is not None else ""
-            gdb.write(f"#{level:<3} {_format_address(pc)} in {where} {via}\n")
-        gdb.write(f"unwindkit bt stopped: {stop}\n")
+        gdb.write(self._state.engine.walk(arch, values, self._state.memory, limit, _name_of))
 
 
 class _SetPreferCommand(gdb.Command):

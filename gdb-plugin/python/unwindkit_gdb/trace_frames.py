@@ -82,13 +82,12 @@ class TraceState:
 
 
 def _lookup_pc(frame):
-    """The pc whose line a frame shows: a caller's pc is a return address, one past the call
-    (GDB looks up pc - 1 for the same reason)."""
-    pc = frame.pc()
+    """The address whose line a frame shows, as the core's CodeAddress says: a caller's pc is
+    a return address (a normal frame with a newer frame that is not a signal trampoline)."""
     newer = frame.newer()
-    if frame.type() == gdb.NORMAL_FRAME and newer is not None and newer.type() != gdb.SIGTRAMP_FRAME:
-        return pc - 1
-    return pc
+    return_address = (frame.type() == gdb.NORMAL_FRAME and newer is not None
+                      and newer.type() != gdb.SIGTRAMP_FRAME)
+    return _unwindkit.lookup_address(frame.pc(), return_address)
 
 
 class TraceDecorator(FrameDecorator):

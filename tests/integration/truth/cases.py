@@ -37,6 +37,7 @@ CASES = [
         ("aarch64", "gdb-multiarch 13 never finishes unwinding through qemu's sigreturn "
                     "trampoline (mov x8, #139; svc #0 in the core at 0x5500801000): even "
                     "`bt 20` hangs, so there is no truth for this core"),)),
+    Case("signal_entry", ("signal_entry.c",), archs=("x86_64",)),
 ]
 
 

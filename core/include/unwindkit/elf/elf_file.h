@@ -22,6 +22,7 @@ inline constexpr uint16_t kMachineX86_64 = 62, kMachineAArch64 = 183, kMachineS3
 inline constexpr uint16_t kTypeRel = 1, kTypeExec = 2, kTypeDyn = 3, kTypeCore = 4;
 inline constexpr uint32_t kSegmentLoad = 1, kSegmentNote = 4, kSegmentGnuSFrame = 0x6474e554;
 inline constexpr uint32_t kSectionNoBits = 8;
+inline constexpr uint32_t kSegmentFlagExecute = 1;  // PF_X
 
 struct Section {
   std::string name;

@@ -1,7 +1,14 @@
-// The modules (executable, shared libraries, vdso) of a process being unwound: where each is
-// mapped, its load bias, and its unwind tables. Each module's ELF file, DWARF CFI and
-// SFrame section are found and parsed on first use and cached, so a walk through three
-// libraries parses three, not the hundred a process may map.
+// The modules (executable, shared libraries, vdso, Mach-O images) of a process being unwound:
+// where each is mapped, its load bias, and its unwind tables. This is the one module model:
+// the CLI, the GDB plugin and the LLDB plugin all describe their modules with it. Each
+// module's file, DWARF CFI, SFrame section and compact unwind tables are found and parsed on
+// first use and cached, so a walk through three libraries parses three, not the hundred a
+// process may map.
+//
+// The strict-check policy lives here: an SFrame section that fails the strict checks
+// (sframe/validate.h) gives no rules at all; the frames it covers are left to other sources
+// and to the debugger, since rules from a damaged table would replace true frames with wrong
+// ones.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +19,8 @@
 
 #include "unwindkit/dwarf/cfi.h"
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/macho/macho_file.h"
+#include "unwindkit/compact_unwind/tables.h"
 #include "unwindkit/error.h"
 #include "unwindkit/rules.h"
 #include "unwindkit/sframe/index.h"
@@ -44,21 +53,50 @@ class Module {
 
   // Runtime address = ELF virtual address + bias. From the PT_LOAD that holds the lowest
   // mapped file offset; without the ELF file, the lowest mapping's start minus its offset.
+  // A front end that knows the bias from its debugger states it with set_bias().
   uint64_t bias();
+  void set_bias(uint64_t bias) { bias_ = bias; }
+  // Separate debug files of this module (GDB's debug objfiles): their CFI counts as the
+  // module's own.
+  void add_debug_file(std::string path) { debug_files_.push_back(std::move(path)); }
   // The address in the ELF file for a runtime address (what addr2line and objdump take).
   uint64_t elf_address(uint64_t pc) { return pc - bias(); }
 
   // Opened/parsed on first use; errors are cached too.
   Result<const elf::ElfFile*> elf();
-  Result<const dwarf::CfiTables*> cfi();
-  // nullptr: the module has no .sframe section (or PT_GNU_SFRAME segment). The Index reads
-  // the section inside the module's ELF image, which the module keeps.
+  std::optional<Arch> arch();
+  // The module's own CFI first, then its debug files' (files without CFI left out).
+  Result<const std::vector<dwarf::CfiTables>*> cfi();
+  bool has_cfi();
+  // Whether an FDE covers runtime address `pc` (one whose rule cannot be lowered counts too).
+  bool has_cfi_at(uint64_t pc);
+
+  // Where the SFrame section is: its bytes and link-time address; nullopt when the module has
+  // no .sframe section (or PT_GNU_SFRAME segment).
+  struct SectionBytes {
+    Bytes bytes;
+    uint64_t address = 0;
+  };
+  std::optional<SectionBytes> sframe_section();
+  // nullptr: no SFrame. An error: it cannot be decoded, or it fails the strict checks (the
+  // first problem; sframe_problems() lists them all). The Index reads the section inside the
+  // module's image, which the module keeps.
   Result<const sframe::Index*> sframe();
+  const std::vector<Error>& sframe_problems();
+  // Executable PT_LOAD segments, as runtime [start, end): where SFrame functions may lie.
+  std::vector<std::pair<uint64_t, uint64_t>> code_ranges();
+
+  // The module as a Mach-O image (one slice: the only one, or an error for a universal file).
+  Result<const macho::Slice*> macho_slice();
+  Result<const compact_unwind::SliceTables*> compact_unwind();
 
   // Rules at runtime address `pc` (func_start/func_end in runtime addresses too);
   // nullopt when the table has no entry for it or the module has no such table.
   Result<std::optional<UnwindRule>> cfi_rule(uint64_t pc);
   Result<std::optional<UnwindRule>> sframe_rule(uint64_t pc);
+  // Compact unwind, with its DWARF handover: a DWARF-mode entry's rule comes from the image's
+  // __eh_frame. Encoding 0 (no information) is nullopt, for other sources to try.
+  Result<std::optional<UnwindRule>> compact_unwind_rule(uint64_t pc);
 
  private:
   std::string path_;
@@ -67,10 +105,16 @@ class Module {
   std::shared_ptr<const std::vector<uint8_t>> image_;
   uint64_t start_ = 0, end_ = 0;
 
+  std::vector<std::string> debug_files_;
   std::optional<uint64_t> bias_;
   std::optional<Result<std::unique_ptr<elf::ElfFile>>> elf_;
-  std::optional<Result<std::unique_ptr<dwarf::CfiTables>>> cfi_;
+  // Debug files stay at one address: their CFI tables point into them.
+  std::vector<std::unique_ptr<elf::ElfFile>> debug_elves_;
+  std::optional<Result<std::vector<dwarf::CfiTables>>> cfi_;
   std::optional<Result<std::unique_ptr<sframe::Index>>> sframe_;
+  std::vector<Error> sframe_problems_;
+  std::optional<Result<std::unique_ptr<macho::MachOFile>>> macho_;
+  std::optional<Result<std::unique_ptr<compact_unwind::SliceTables>>> compact_unwind_;
 };
 
 class ModuleMap {
@@ -81,14 +125,17 @@ class ModuleMap {
   static ModuleMap from_core(const CoreFile& core);
 
   Module& add(Module module);
+  Module& add(std::shared_ptr<Module> module);
+  void clear() { modules_.clear(); }
   // The module whose mappings cover `pc`, or nullptr.
-  Module* find(uint64_t pc);
-  const std::vector<std::unique_ptr<Module>>& modules() const { return modules_; }
+  Module* find(uint64_t pc) const;
+  std::shared_ptr<Module> find_shared(uint64_t pc) const;
+  const std::vector<std::shared_ptr<Module>>& modules() const { return modules_; }
   // Problems met while building the map (an unreadable vdso image).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
-  std::vector<std::unique_ptr<Module>> modules_;
+  std::vector<std::shared_ptr<Module>> modules_;
   std::vector<std::string> warnings_;
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/unwind/code_address.h"
 #include "unwindkit/unwind/modules.h"
 
 namespace unwindkit::unwind {
@@ -28,10 +29,10 @@ class Symbolizer {
  public:
   explicit Symbolizer(SymbolizerOptions options = {}) : options_(std::move(options)) {}
 
-  // The function covering runtime address `pc` in `module`. For a return address
-  // (`is_return_address`) the function is looked up at pc - 1: a call that ends a function
-  // (to abort, say) returns to the first byte of the next one. The offset is from pc.
-  std::optional<SymbolHit> lookup(Module& module, uint64_t pc, bool is_return_address = false);
+  // The function covering `address` in `module`, looked up at its lookup address (a call
+  // that ends a function, to abort say, returns to the first byte of the next one). The
+  // offset is from the pc itself.
+  std::optional<SymbolHit> lookup(Module& module, CodeAddress address);
 
  private:
   struct Table {

@@ -1,45 +1,78 @@
-// The stack walker: from one thread's registers, frame by frame, asks the unwind sources in
-// order (DWARF CFI → SFrame → frame-pointer chain by default) for the rule at the frame's
-// PC, steps with the first one that gives a plausible caller, and stops with a reason.
+// The stack walker and its one "step a frame" entry. Nothing else chooses rules, decides how
+// far a frame's registers are trusted, or decides where a stack ends:
+//   - walk() steps a thread's frames from its registers until the stack ends;
+//   - FrameStepper::step() is walk()'s loop body, for a debugger that drives its own
+//     unwinding frame by frame (GDB's frame unwinder calls it once per frame).
 //
-// Guards (the SFrame notes' "strict reader" bar, applied to every source): the CFA must be
-// word-aligned and move up the stack (except across a signal frame, which may switch
-// stacks); rules based on registers other than SP/FP only in the innermost frame and right
-// above a signal frame; a zero return address ends the walk; an undefined one ends it as
-// the outermost frame; a depth bound and a (pc, cfa) cycle check end runaway walks.
+// For each frame the stepper
+//   1. knows its CodeAddress (code_address.h): the innermost frame and the caller of a
+//      signal frame stopped at their PC; every other frame is at a return address, looked up
+//      at pc - 1 and trusted only for the registers rules recovered;
+//   2. asks the rule sources in order (rule_source.h: DWARF CFI → SFrame → frame-pointer
+//      chain by default) and steps with the first rule that gives a plausible caller;
+//   3. checks the caller (the SFrame notes' strict-reader bar, for every source): the CFA is
+//      word-aligned and moves up the stack, except across a signal frame, which may switch
+//      stacks; a frame-pointer step with no table's promise must look like a chain;
+//   4. says why the stack ends: a rule whose return address is undefined (the outermost
+//      frame), a zero return address, the end of the frame-pointer chain, or nothing usable.
+// walk() adds a depth bound and a (pc, cfa) cycle check.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "unwindkit/rules.h"
 #include "unwindkit/stepper.h"
+#include "unwindkit/unwind/code_address.h"
 #include "unwindkit/unwind/modules.h"
+#include "unwindkit/unwind/rule_source.h"
 
 namespace unwindkit::unwind {
 
+inline constexpr Source kDefaultSources[] = {Source::Cfi, Source::SFrame, Source::FramePointer};
+
 struct WalkOptions {
-  // Sources to try, in order: Cfi, SFrame, FramePointer (others are ignored).
-  std::vector<Source> sources = {Source::Cfi, Source::SFrame, Source::FramePointer};
+  // Sources to ask, in order. A front end may add its own (rule_source.h).
+  RuleSources sources = builtin_sources(kDefaultSources);
+  // Sources whose frames the debugger unwinds itself (GDB: its own DWARF CFI). Where one of
+  // these gives a frame's first rule, the frame is left to the debugger.
+  std::vector<Source> left_to_debugger;
   size_t max_depth = 1024;
   Endian endian = Endian::Little;
   uint64_t pac_mask = StepOptions{}.pac_mask;
 };
 
+// A source that did not unwind a frame, and why.
+struct PassedOver {
+  enum class Why : uint8_t {
+    NotCovered,   // the source has nothing at this pc
+    TableError,   // its table could not be read
+    StepError,    // its rule could not be applied (memory, untrusted register)
+    Implausible,  // its rule gave a caller that cannot be (the walker's checks)
+  };
+  Source source;
+  Why why;
+  std::string message;  // "sframe: nothing covers pc 0x4011bd"
+};
+
 struct Frame {
   size_t index = 0;
-  uint64_t pc = 0;
-  std::optional<uint64_t> cfa;  // unknown when no source could unwind this frame
-  Module* module = nullptr;     // nullptr: the pc is in no known module
-  uint64_t module_offset = 0;   // ELF address in the module (pc - load bias)
-  std::optional<Source> source; // the source whose rule unwound this frame
-  bool signal_frame = false;    // the rule said: a signal trampoline
-  RegisterSet regs;             // this frame's registers (unknown ones left out)
-  // Why earlier sources were passed over for this frame ("cfi: ..."), in order.
-  std::vector<std::string> source_errors;
+  CodeAddress address = CodeAddress::interrupted(0);
+  uint64_t pc() const { return address.pc(); }
+  std::optional<uint64_t> cfa;   // unknown when no source could unwind this frame
+  Module* module = nullptr;      // nullptr: the pc is in no known module
+  uint64_t module_offset = 0;    // ELF address in the module (pc - load bias)
+  std::optional<Source> source;  // the source whose rule unwound this frame
+  std::optional<UnwindRule> rule;
+  bool signal_frame = false;     // the rule said: a signal trampoline
+  RegisterSet regs;              // this frame's registers (unknown ones left out)
+  // The sources tried before `source` (all of them when none unwound it), in order.
+  std::vector<PassedOver> passed_over;
 };
 
 enum class StopKind : uint8_t {
@@ -57,7 +90,49 @@ struct Walk {
   std::string stop_reason;  // readable, starts with the kind: "outermost frame: ..."
 };
 
-Walk walk(const RegisterSet& regs, ModuleMap& modules, const MemoryReader& mem,
+struct StepOutcome {
+  enum class Kind : uint8_t {
+    Stepped,         // `caller` holds the caller's registers
+    LeftToDebugger,  // a source in WalkOptions::left_to_debugger covers the frame
+    Ended,           // the stack ends at this frame: `stop`, `stop_reason`
+  };
+  Kind kind = Kind::Ended;
+  Frame frame;
+  RegisterSet caller;
+  StopKind stop = StopKind::NoUnwindInfo;
+  std::string stop_reason;
+};
+
+class FrameStepper {
+ public:
+  // `modules`, `mem` and `options` must outlive the stepper.
+  FrameStepper(const ModuleMap& modules, const MemoryReader& mem, const WalkOptions& options)
+      : modules_(modules), mem_(mem), options_(options) {}
+
+  // Steps the frame whose registers are `regs`; `innermost`: the thread's newest frame,
+  // which starts a new walk. Any other frame is recognised by its (pc, sp) as a caller this
+  // stepper computed (so the caller of a signal frame is known to be interrupted, and the
+  // CFA must move up from its callee's); a frame it did not compute is at a return address.
+  StepOutcome step(const RegisterSet& regs, bool innermost);
+
+ private:
+  struct Caller {
+    CodeAddress address;
+    uint64_t callee_cfa;
+  };
+
+  std::optional<std::string> implausible(const UnwindRule& rule, const StepResult& r,
+                                         const RegisterSet& regs, Module* module,
+                                         std::optional<uint64_t> callee_cfa) const;
+  void remember_caller(const UnwindRule& rule, const StepResult& r);
+
+  const ModuleMap& modules_;
+  const MemoryReader& mem_;
+  const WalkOptions& options_;
+  std::map<std::pair<uint64_t, uint64_t>, Caller> callers_;  // by (pc, sp)
+};
+
+Walk walk(const RegisterSet& regs, const ModuleMap& modules, const MemoryReader& mem,
           const WalkOptions& options = {});
 
 // The frame-pointer convention as a rule: CFA = FP + 2 words, RA at CFA - 1 word, saved FP

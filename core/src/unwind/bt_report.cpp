@@ -1,0 +1,77 @@
+#include "unwindkit/unwind/bt_report.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iterator>
+
+#include "unwindkit/json_text.h"
+
+namespace unwindkit::unwind {
+namespace {
+
+std::string hex_json(uint64_t v) { return json_string(fmt::format("{:#x}", v)); }
+
+void append_frame_json(std::string& out, const Frame& f, const std::optional<SymbolHit>& name) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "{{\"index\": {}, \"pc\": {}, \"cfa\": {}, ", f.index, hex_json(f.pc()),
+                 f.cfa ? hex_json(*f.cfa) : "null");
+  if (f.module)
+    fmt::format_to(it, "\"module\": {}, \"module_offset\": {}, ", json_string(f.module->path()),
+                   hex_json(f.module_offset));
+  else
+    out += "\"module\": null, \"module_offset\": null, ";
+  if (name)
+    fmt::format_to(it, "\"symbol\": {}, \"symbol_offset\": {}, ", json_string(name->name),
+                   name->offset);
+  else
+    out += "\"symbol\": null, \"symbol_offset\": null, ";
+  fmt::format_to(it, "\"source\": {}, \"source_errors\": [",
+                 f.source ? json_string(source_name(*f.source)) : "null");
+  for (size_t i = 0; i < f.passed_over.size(); ++i)
+    fmt::format_to(it, "{}{}", i ? ", " : "", json_string(f.passed_over[i].message));
+  out += "]}";
+}
+
+}  // namespace
+
+std::string bt_frame_line(const Frame& f, const std::optional<SymbolHit>& name) {
+  std::string where = "??";
+  if (f.module)
+    where = fmt::format("{}+{:#x}", std::filesystem::path(f.module->path()).filename().string(),
+                        f.module_offset);
+  std::string sym = name ? fmt::format("{}+{:#x}", name->name, name->offset) : "??";
+  return fmt::format("#{:<3} {:#018x}  {}  {}  [{}]{}", f.index, f.pc(), where, sym,
+                     f.source ? source_name(*f.source) : "-", f.signal_frame ? " <signal>" : "");
+}
+
+std::string bt_stop_line(const Walk& walk) { return "stopped: " + walk.stop_reason; }
+
+std::string bt_text(const Walk& walk, const std::vector<std::optional<SymbolHit>>& names) {
+  std::string out;
+  for (size_t i = 0; i < walk.frames.size(); ++i)
+    out += bt_frame_line(walk.frames[i], i < names.size() ? names[i] : std::nullopt) + "\n";
+  return out + bt_stop_line(walk) + "\n";
+}
+
+std::string bt_json(const std::vector<ThreadBacktrace>& threads,
+                    const std::vector<std::string>& warnings) {
+  std::string out = "{\"threads\": [";
+  auto it = std::back_inserter(out);
+  for (size_t t = 0; t < threads.size(); ++t) {
+    const ThreadBacktrace& tb = threads[t];
+    fmt::format_to(it, "{}{{\"tid\": {}, \"signal\": {}, \"frames\": [", t ? ", " : "", tb.tid,
+                   tb.signal);
+    for (size_t i = 0; i < tb.walk->frames.size(); ++i) {
+      if (i) out += ", ";
+      append_frame_json(out, tb.walk->frames[i], i < tb.names.size() ? tb.names[i] : std::nullopt);
+    }
+    fmt::format_to(it, "], \"stop_reason\": {}}}", json_string(tb.walk->stop_reason));
+  }
+  out += "], \"warnings\": [";
+  for (size_t i = 0; i < warnings.size(); ++i)
+    fmt::format_to(it, "{}{}", i ? ", " : "", json_string(warnings[i]));
+  return out + "]}\n";
+}
+
+}  // namespace unwindkit::unwind
