@@ -4,8 +4,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <fmt/format.h>
-
 #include "cbf_bindings.h"
 #include "compact_unwind_bindings.h"
 #include "frame_engine.h"
@@ -14,7 +12,9 @@
 #include "pending_frame.h"
 #include "python_memory.h"
 #include "trace_table.h"
-#include "unwindkit/sframe/dump.h"
+#include "unwindkit/file_report.h"
+#include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/report.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
 #include "unwindkit/unwind/modules.h"
@@ -56,24 +56,35 @@ py::dict link_addresses(const std::string& path) {
   return out;
 }
 
-// readelf --sframe's text, decoded at the link-time address as readelf shows it.
+// `unwindkit sframe dump`: readelf --sframe's text, decoded at the link-time address as
+// readelf shows it.
 std::string dump_text(const LoadedModule& mod) {
-  if (!mod.has_sframe_bytes()) return "no .sframe section\n";
+  sframe::FileTable table{mod.path(), nullptr, {}, mod.sframe_bytes().size()};
+  if (!mod.has_sframe_bytes()) return sframe::dump_text({table});
   auto section = sframe::decode(mod.sframe_bytes(), mod.sframe_link_address());
-  if (!section) return "cannot decode: " + section.error().to_string() + "\n";
-  return sframe::dump(*section);
+  if (section) table.section = &*section;
+  else table.problem = section.error().to_string();
+  return sframe::dump_text({table});
 }
 
-// Every problem the strict checks find, at link-time addresses (as `dump` and readelf show
-// them); functions must lie in the file's executable segments.
-std::vector<std::string> check_text(const LoadedModule& mod) {
+// `unwindkit sframe check`: every problem the strict checks find, at link-time addresses (as
+// `dump` and readelf show them); functions must lie in the file's executable segments.
+// (text, passed).
+std::pair<std::string, bool> check_text(const LoadedModule& mod) {
+  if (!mod.has_sframe_bytes()) return {sframe::dump_text({{mod.path(), nullptr, {}, 0}}), false};
   std::vector<sframe::AddressRange> text;
   for (const AddressRange& r : mod.ranges())
     text.push_back({r.start - mod.bias(), r.end - mod.bias()});
-  std::vector<std::string> problems;
-  for (const Error& e : sframe::validate(mod.sframe_bytes(), mod.sframe_link_address(), text))
-    problems.push_back(e.to_string());
-  return problems;
+  const auto problems = sframe::validate(mod.sframe_bytes(), mod.sframe_link_address(), text);
+  return {sframe::check_text(mod.path(), problems), problems.empty()};
+}
+
+// `unwindkit sframe lookup`: the rule at run-time `pc` (the module's table holds run-time
+// addresses). (text, found).
+std::pair<std::string, bool> lookup_text(const LoadedModule& mod, uint64_t pc) {
+  if (!mod.has_sframe_bytes()) return {no_section_text(pc, mod.path(), sframe::kSectionName), false};
+  auto rule = mod.lookup(pc);
+  return {sframe::lookup_text(mod.path(), pc, 0, rule), rule && *rule};
 }
 
 py::tuple frame_registers(Arch arch) {
@@ -130,14 +141,6 @@ PYBIND11_MODULE(_unwindkit, m) {
            "Process memory through read(addr, size) -> buffer, cached in blocks until flush().")
       .def("flush", &PythonMemory::flush);
 
-  py::class_<UnwindRule>(m, "Rule")
-      .def_readonly("func_start", &UnwindRule::func_start)
-      .def_readonly("func_end", &UnwindRule::func_end)
-      .def_readonly("outermost", &UnwindRule::outermost)
-      .def_property_readonly("source",
-                             [](const UnwindRule& r) { return std::string(source_name(r.source)); })
-      .def("__str__", [](const UnwindRule& r) { return describe(r); });
-
   py::class_<LoadedModule, std::shared_ptr<LoadedModule>>(m, "Module")
       .def_property_readonly("path", &LoadedModule::path)
       .def_property_readonly("bias", &LoadedModule::bias)
@@ -160,18 +163,12 @@ PYBIND11_MODULE(_unwindkit, m) {
                                return out;
                              })
       .def("contains", &LoadedModule::contains, py::arg("pc"))
-      .def("has_cfi_at", &LoadedModule::has_cfi_at, py::arg("pc"))
-      .def("dump", &dump_text)
-      .def("check", &check_text)
-      .def(
-          "lookup",
-          [](const LoadedModule& mod, uint64_t pc) -> py::object {
-            auto rule = mod.lookup(pc);
-            if (!rule) return py::str(rule.error().to_string());
-            if (!*rule) return py::none();
-            return py::cast(**rule);
-          },
-          py::arg("pc"), "The Rule covering pc, None, or a string saying why the table failed.");
+      .def("dump", &dump_text, "`unwindkit sframe dump`'s text.")
+      .def("check", &check_text, "`unwindkit sframe check`'s (text, passed).")
+      .def("lookup_text", &lookup_text, py::arg("pc"),
+           "`unwindkit sframe lookup`'s (text, found) at a run-time pc.");
+  m.def("no_module_text", &no_module_text, py::arg("pc"),
+        "What a lookup says of an address in no loaded file.");
   m.def("link_addresses", &link_addresses, py::arg("path"),
         "{'entry', 'type', '.text'} of an ELF file at link time; {} if unreadable.");
   m.def("load_module", &LoadedModule::load, py::arg("path"), py::arg("bias"),
