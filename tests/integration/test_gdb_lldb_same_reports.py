@@ -8,6 +8,7 @@ debuggers (on the core) look up the same numbers. For each function `nm -S` list
   range `nm -S` gives (binutils, not us);
 - `trace lookup` of its first byte must be the same text in all three, and give the file:line
   binutils' `addr2line` gives;
+`_start` (crt1.o: no SFrame, no DWARF) must have no row of either, the same text in all three;
 and `sframe check`, `sframe dump` (readelf --sframe's text) and `trace dump` of the program
 must be the same text in all three."""
 import os
@@ -22,6 +23,9 @@ from lldb_plugin import Lldb  # noqa: E402
 from test_gdb_cores import run_gdb  # noqa: E402
 from test_lldb_commands import marked, pieces  # noqa: E402
 
+HANDLE = ("script r = lldb.SBCommandReturnObject(); "
+          "_ = lldb.debugger.GetCommandInterpreter().HandleCommand('{}', r); "
+          "print(r.GetOutput(), end='')")
 SOURCES = ["trace_main.c", "trace_visit.c"]
 OWN = ("main", "walk_list", "visit", "poke")  # the sources' functions
 FLAGS = ["-g", "-O0", "-fno-omit-frame-pointer", "-no-pie", "-Wa,--gsframe"]
@@ -76,8 +80,13 @@ def main():
         funcs = {n: r for n, r in functions(exe).items() if n in OWN}
         if len(funcs) != len(OWN):
             problems.append(f"nm -S lists {sorted(funcs)}, want {sorted(OWN)}")
-        sframe_pcs = sorted(pc for start, end in funcs.values() for pc in (start, end - 1))
-        trace_pcs = sorted(start for start, _ in funcs.values())
+        # _start (crt1.o: no SFrame, no DWARF) has neither an SFrame row nor a .trace row.
+        start_pc = functions(exe).get("_start", (None,))[0] or \
+            int(re.search(r"Entry point address:\s+(0x[0-9a-f]+)",
+                          run([need("readelf"), "-h", exe]).stdout).group(1), 16)
+        sframe_pcs = sorted([pc for start, end in funcs.values() for pc in (start, end - 1)] +
+                            [start_pc])
+        trace_pcs = sorted([start for start, _ in funcs.values()] + [start_pc])
 
         # name: (CLI text, GDB command, LLDB command)
         cases = {}
@@ -97,7 +106,8 @@ def main():
                                "unwindkit trace dump -m prog")
         names = list(cases)
         gdb_out = gdb_pieces(exe, core, [cases[n][1] for n in names])
-        lldb_cmds = [cases[n][2] for n in names]
+        # Through the SB API: `lldb -b` stops at a failed command (a lookup that finds nothing).
+        lldb_cmds = [HANDLE.format(cases[n][2]) for n in names]
         lldb_out = pieces(Lldb(plugin=True).run(marked(lldb_cmds), exe, core, check=False),
                           len(lldb_cmds))
         readelf = run([need("readelf"), "--sframe", exe]).stdout
@@ -129,6 +139,11 @@ def main():
     expected_dump = readelf[readelf.index("Contents of the SFrame section"):]
     if cases["sframe dump"][0].strip() != expected_dump.strip():
         problems.append("the CLI's sframe dump is not readelf --sframe's text")
+    if "no SFrame row" not in cases[f"sframe lookup {start_pc:#x}"][0] or \
+            "??" not in cases[f"trace lookup {start_pc:#x}"][0]:
+        problems.append(f"_start at {start_pc:#x} has a row: "
+                        f"{cases[f'sframe lookup {start_pc:#x}'][0]}"
+                        f"{cases[f'trace lookup {start_pc:#x}'][0]}")
     if not re.search(rf"^{re.escape(exe)}: \.sframe OK$", cases["sframe check"][0], re.M):
         problems.append(f"sframe check does not pass the program: {cases['sframe check'][0]}")
 
