@@ -91,7 +91,7 @@ int run_dump(const Input& in, bool as_json) {
   auto s = load_decoded(in, l);
   if (!s) return kExitDataProblem;
   if (as_json)
-    write_stdout(sframe::dump_json({{in.path, &*s, {}, l.bytes.size()}}));
+    write_stdout(sframe::dump_json(sframe::FileTable{in.path, &*s, {}, l.bytes.size()}));
   else
     sframe::dump(*s, write_stdout);  // streamed: the same text as sframe::dump_text
   return kExitOk;

@@ -82,7 +82,8 @@ std::pair<std::string, bool> check_text(const LoadedModule& mod) {
 // `unwindkit sframe lookup`: the rule at run-time `pc` (the module's table holds run-time
 // addresses). (text, found).
 std::pair<std::string, bool> lookup_text(const LoadedModule& mod, uint64_t pc) {
-  if (!mod.has_sframe_bytes()) return {no_section_text(pc, mod.path(), sframe::kSectionName), false};
+  if (!mod.has_sframe_bytes())
+    return {no_section_text(pc, mod.path(), sframe::kSectionName), false};
   auto rule = mod.lookup(pc);
   return {sframe::lookup_text(mod.path(), pc, 0, rule), rule && *rule};
 }

@@ -42,14 +42,9 @@ py::object TraceTable::lookup(uint64_t pc) const {
                         loc->end);
 }
 
-std::optional<std::string> TraceTable::error() const {
-  if (!error_) return std::nullopt;
-  return error_->to_string();
-}
-
 std::string TraceTable::dump() const {
   trace::FileTable table{path_, section_ ? &*section_ : nullptr, bytes_, {}};
-  if (has_trace_ && !section_) table.problem = error_->to_string();
+  if (error_) table.problem = error_->to_string();
   return trace::dump_text({table});
 }
 
@@ -64,7 +59,6 @@ void bind_trace(py::module_& m) {
   py::class_<TraceTable, std::shared_ptr<TraceTable>>(m, "TraceTable")
       .def_property_readonly("path", &TraceTable::path)
       .def_property_readonly("has_trace", &TraceTable::has_trace)
-      .def_property_readonly("error", &TraceTable::error)
       .def("lookup", &TraceTable::lookup, py::arg("pc"),
            "(routine, file, line, routine start, row begin, row end) at a link-time pc, or "
            "None.")
@@ -72,7 +66,8 @@ void bind_trace(py::module_& m) {
       .def("lookup_text", &TraceTable::lookup_text, py::arg("pc"), py::arg("bias"),
            "`unwindkit trace lookup`'s (text, found) at a run-time pc.");
   m.def("load_trace", &TraceTable::load, py::arg("path"),
-        "A file's .trace section, read from disk; never raises (see TraceTable.error).");
+        "A file's .trace section, read from disk; never raises (dump and lookup_text say "
+        "what is wrong with a bad one).");
 }
 
 }  // namespace unwindkit::gdb

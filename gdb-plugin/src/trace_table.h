@@ -21,12 +21,12 @@ namespace unwindkit::gdb {
 
 class TraceTable {
  public:
-  // Never fails: a file without `.trace` has has_trace false; a bad one sets error().
+  // Never fails: a file without `.trace` has has_trace false; a bad one has an error that
+  // lookup_text and dump report.
   static std::shared_ptr<TraceTable> load(const std::string& path);
 
   const std::string& path() const { return path_; }
   bool has_trace() const { return has_trace_; }
-  std::optional<std::string> error() const;
   // (routine, file, line, routine start, row begin, row end) at link-time `pc`, or None.
   pybind11::object lookup(uint64_t pc) const;
   // `unwindkit trace dump`'s text (record by record).

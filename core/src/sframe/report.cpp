@@ -172,16 +172,20 @@ json rule_json(const UnwindRule& r) {
 
 std::string dump_text(const std::vector<FileTable>& files) {
   std::vector<FileText> parts;
-  for (const FileTable& t : files)
-    parts.push_back({t.file, t.section != nullptr ? dump(*t.section)
-                                                  : fmt::format("{}: {}\n", t.file, problem_of(t))});
+  for (const FileTable& t : files) {
+    if (t.section == nullptr)
+      parts.push_back({t.file, fmt::format("{}: {}\n", t.file, problem_of(t))});
+    else
+      parts.push_back({t.file, dump(*t.section)});
+  }
   return join_file_texts(parts);
 }
+
+std::string dump_json(const FileTable& file) { return section_json(file).dump(2) + "\n"; }
 
 std::string dump_json(const std::vector<FileTable>& files) {
   json out = json::array();
   for (const FileTable& t : files) out.push_back(section_json(t));
-  if (files.size() == 1) out = std::move(out[0]);
   return out.dump(2) + "\n";
 }
 

@@ -19,9 +19,12 @@ std::string problem_of(const FileTable& t) {
 
 std::string dump_text(const std::vector<FileTable>& files) {
   std::vector<FileText> parts;
-  for (const FileTable& t : files)
-    parts.push_back({t.file, t.section != nullptr ? dump_records(*t.section, t.bytes)
-                                                  : fmt::format("{}: {}\n", t.file, problem_of(t))});
+  for (const FileTable& t : files) {
+    if (t.section == nullptr)
+      parts.push_back({t.file, fmt::format("{}: {}\n", t.file, problem_of(t))});
+    else
+      parts.push_back({t.file, dump_records(*t.section, t.bytes)});
+  }
   return join_file_texts(parts);
 }
 

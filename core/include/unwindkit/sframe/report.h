@@ -27,7 +27,9 @@ struct FileTable {
 // readelf --sframe's text for one file ("FILE: problem" when it has none); several files
 // each under a "FILE:" line.
 std::string dump_text(const std::vector<FileTable>& files);
-// The dump document of docs/sframe-json.md for one file; for several, an array of them.
+// The dump document of docs/sframe-json.md for one file.
+std::string dump_json(const FileTable& file);
+// An array of them, for a command covering every module that matches (the LLDB plugin's).
 std::string dump_json(const std::vector<FileTable>& files);
 
 // The rule at `pc` in `file`, or why there is none. `shift` is added to the function's range
