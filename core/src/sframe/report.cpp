@@ -91,14 +91,10 @@ json function_json(const Section& s, size_t i) {
   return fj;
 }
 
-std::string problem_of(const FileTable& t) {
-  return t.problem.empty() ? no_section_problem(kSectionName) : t.problem;
-}
-
 json section_json(const FileTable& t) {
   json out{{"schema", "unwindkit-sframe-dump/1"}, {"file", t.file}};
   if (t.section == nullptr) {
-    out["error"] = problem_of(t);
+    out["error"] = table_problem(t.problem, kSectionName);
     return out;
   }
   const Section& s = *t.section;
@@ -171,14 +167,7 @@ json rule_json(const UnwindRule& r) {
 }  // namespace
 
 std::string dump_text(const std::vector<FileTable>& files) {
-  std::vector<FileText> parts;
-  for (const FileTable& t : files) {
-    if (t.section == nullptr)
-      parts.push_back({t.file, fmt::format("{}: {}\n", t.file, problem_of(t))});
-    else
-      parts.push_back({t.file, dump(*t.section)});
-  }
-  return join_file_texts(parts);
+  return dump_files(files, kSectionName, [](const FileTable& t) { return dump(*t.section); });
 }
 
 std::string dump_json(const FileTable& file) { return section_json(file).dump(2) + "\n"; }

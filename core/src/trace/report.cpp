@@ -9,23 +9,9 @@
 
 namespace unwindkit::trace {
 
-namespace {
-
-std::string problem_of(const FileTable& t) {
-  return t.problem.empty() ? no_section_problem(kSectionName) : t.problem;
-}
-
-}  // namespace
-
 std::string dump_text(const std::vector<FileTable>& files) {
-  std::vector<FileText> parts;
-  for (const FileTable& t : files) {
-    if (t.section == nullptr)
-      parts.push_back({t.file, fmt::format("{}: {}\n", t.file, problem_of(t))});
-    else
-      parts.push_back({t.file, dump_records(*t.section, t.bytes)});
-  }
-  return join_file_texts(parts);
+  return dump_files(files, kSectionName,
+                    [](const FileTable& t) { return dump_records(*t.section, t.bytes); });
 }
 
 std::string lookup_text(std::string_view file, uint64_t pc, uint64_t bias,
