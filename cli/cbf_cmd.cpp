@@ -15,6 +15,7 @@
 #include "unwindkit/cbf/decode.h"
 #include "unwindkit/cbf/dump.h"
 #include "unwindkit/cbf/encode.h"
+#include "unwindkit/cbf/report.h"
 #include "unwindkit/cbf/text.h"
 
 namespace unwindkit::cli {
@@ -67,31 +68,18 @@ int run_decode(const DecodeOptions& o) {
     std::fprintf(stderr, "unwindkit: no CBF data\n");
     return kExitDataProblem;
   }
+  // Every problem also goes to stderr, as the CLI's errors do; the exit code says there was one.
   int rc = kExitOk;
-  std::string json = "{\"records\":[";
-  size_t offset = 0;
-  for (size_t i = 0; i < records.size(); ++i) {
-    const auto& rec = records[i];
-    if (!rec) {
-      report(rec.error());
-      rc = kExitDataProblem;
-      break;
-    }
-    if (rec->problem) {
-      report(*rec->problem);
-      rc = kExitDataProblem;
-    }
-    if (o.json) {
-      std::string one = cbf::dump_json(*rec);
-      one.pop_back();  // the trailing newline
-      json += (i == 0 ? "" : ",") + one;
-    } else {
-      if (records.size() > 1) std::printf("record %zu at offset %#zx\n", i, offset);
-      std::fputs(cbf::dump_text(*rec).c_str(), stdout);
-    }
-    offset += rec->encoded_size;
+  for (const auto& rec : records) {
+    if (!rec) break;
+    if (rec->problem) rc = (report(*rec->problem), kExitDataProblem);
   }
-  if (o.json) std::printf("%s]}\n", json.c_str());
+  const cbf::DecodeReport r = cbf::decode_report(records, 0);
+  write_stdout(o.json ? cbf::decode_json(records) : r.text);
+  if (r.error) {
+    std::fprintf(stderr, "unwindkit: %s\n", r.error->c_str());
+    rc = kExitDataProblem;
+  }
   return rc;
 }
 
@@ -190,20 +178,15 @@ int run_encode(const EncodeOptions& o) {
       report(bytes.error());
       return kExitDataProblem;
     }
-    uint64_t addresses = 0;  // what a plain array of words would hold
-    for (const auto& r : records[i])
-      if (r.frame.kind != cbf::FrameKind::Omitted && r.frame.kind != cbf::FrameKind::Truncated)
-        addresses += r.count;
     if (o.swift_json) {
       // What a Swift Backtrace encodes to (Codable): one object per record, one per line.
       const nlohmann::json j = {{"architecture", o.arch}, {"backtrace", cbf::to_base64(*bytes)}};
       std::printf("%s\n", j.dump().c_str());
       continue;
     }
-    if (records.size() > 1) std::printf("thread %zu\n", i);
-    std::printf("hex: %s\nbase64: %s\nsize: %zu bytes (plain: %llu bytes)\n",
-                cbf::to_hex(*bytes).c_str(), cbf::to_base64(*bytes).c_str(), bytes->size(),
-                static_cast<unsigned long long>(addresses * cbf::word_bytes(ws)));
+    cbf::EncodeShown shown{std::nullopt, true, true, {}};
+    if (records.size() > 1) shown.thread = i;
+    write_stdout(cbf::encode_text(records[i], ws, *bytes, shown));
   }
   return kExitOk;
 }

@@ -2,11 +2,9 @@
 // image with --raw) as readelf-identical text or JSON (docs/sframe-json.md), the rule at one
 // address, and the strict checks (every problem, exit 1 if any).
 #include <elf.h>
-#include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,15 +12,13 @@
 #include "commands.h"
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/sframe/dump.h"
-#include "unwindkit/sframe/row.h"
+#include "unwindkit/sframe/report.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
 
 namespace unwindkit::cli {
 
 namespace {
-
-using nlohmann::json;
 
 struct Input {
   std::string path;
@@ -80,148 +76,6 @@ std::optional<sframe::Section> load_decoded(const Input& in, Loaded& l) {
   return std::move(*s);
 }
 
-const char* abi_name(uint8_t abi) {
-  switch (abi) {
-    case sframe::kAbiAArch64Big: return "aarch64-be";
-    case sframe::kAbiAArch64Little: return "aarch64-le";
-    case sframe::kAbiAmd64Little: return "amd64";
-    case sframe::kAbiS390xBig: return "s390x";
-    default: return "unknown";
-  }
-}
-
-const char* slot_kind(sframe::Slot::Kind k) {
-  switch (k) {
-    case sframe::Slot::Kind::Absent: return "absent";
-    case sframe::Slot::Kind::Padding: return "padding";
-    case sframe::Slot::Kind::Fixed: return "fixed";
-    case sframe::Slot::Kind::AtCfa: return "at_cfa";
-    case sframe::Slot::Kind::InReg: return "in_reg";
-    case sframe::Slot::Kind::AtReg: return "at_reg";
-  }
-  return "absent";
-}
-
-json slot_json(const sframe::Slot& s) {
-  json j{{"kind", slot_kind(s.kind)}};
-  if (s.kind == sframe::Slot::Kind::InReg || s.kind == sframe::Slot::Kind::AtReg)
-    j["reg"] = s.reg;
-  if (s.kind != sframe::Slot::Kind::Absent && s.kind != sframe::Slot::Kind::Padding)
-    j["offset"] = s.offset;
-  return j;
-}
-
-json section_json(const sframe::Section& s, size_t size) {
-  const sframe::Header& h = s.header;
-  json flags = json::array();
-  if ((h.flags & sframe::kFlagFdeSorted) != 0) flags.push_back("FDE_SORTED");
-  if ((h.flags & sframe::kFlagFramePointer) != 0) flags.push_back("FRAME_POINTER");
-  if ((h.flags & sframe::kFlagFdeFuncStartPcrel) != 0) flags.push_back("FDE_FUNC_START_PCREL");
-  json out;
-  out["schema"] = "unwindkit-sframe-dump/1";
-  out["section"] = {{"name", sframe::kSectionName}, {"address", s.address}, {"size", size}};
-  out["header"] = {{"version", h.version},
-                   {"flags", h.flags},
-                   {"flag_names", flags},
-                   {"abi_arch", h.abi_arch},
-                   {"abi", abi_name(h.abi_arch)},
-                   {"endian", s.endian == Endian::Little ? "little" : "big"},
-                   {"cfa_fixed_fp_offset", h.cfa_fixed_fp_offset},
-                   {"cfa_fixed_ra_offset", h.cfa_fixed_ra_offset},
-                   {"auxhdr_len", h.auxhdr_len},
-                   {"num_fdes", h.num_fdes},
-                   {"num_fres", h.num_fres},
-                   {"fre_len", h.fre_len},
-                   {"fdeoff", h.fdeoff},
-                   {"freoff", h.freoff}};
-  json functions = json::array();
-  for (size_t i = 0; i < s.fdes.size(); ++i) {
-    const sframe::Fde& f = s.fdes[i];
-    json rows = json::array();
-    for (size_t j = 0; j < f.fres.size(); ++j) {
-      const sframe::Fre& fre = f.fres[j];
-      const auto words = s.fre_words(fre);
-      json r{{"start_offset", fre.start_offset},
-             {"info", fre.info},
-             {"words", std::vector<int32_t>(words.begin(), words.end())},
-             {"ra_mangled", fre.ra_mangled()}};
-      if (!f.pcmask()) r["address"] = f.func_start + fre.start_offset;
-      auto row = sframe::interpret(s, i, j);
-      if (!row) {
-        r["error"] = row.error().to_string();
-      } else if (row->ra_undefined) {
-        r["ra_undefined"] = true;
-      } else {
-        r["ra_undefined"] = false;
-        r["cfa"] = {{"kind", row->cfa.kind == sframe::Slot::Kind::AtReg ? "deref_reg_offset"
-                                                                         : "reg_offset"},
-                    {"reg", row->cfa.reg},
-                    {"offset", row->cfa.offset}};
-        r["ra"] = slot_json(row->ra);
-        r["fp"] = slot_json(row->fp);
-      }
-      rows.push_back(std::move(r));
-    }
-    json fj{{"index", i},
-            {"start", f.func_start},
-            {"size", f.size},
-            {"end", f.func_end()},
-            {"start_field_value", f.start_value},
-            {"info", f.info},
-            {"fre_type", f.fre_type()},
-            {"pcmask", f.pcmask()},
-            {"rep_size", f.pcmask() ? s.rep_size(f) : f.rep_size},
-            {"pauth_key", s.is_aarch64() && f.pauth_key_b() ? "B" : "A"},
-            {"signal", f.signal(h.version)},
-            {"flexible", f.flex(h.version)},
-            {"rows", std::move(rows)}};
-    if (h.version == sframe::kVersion3) fj["info2"] = f.info2;
-    functions.push_back(std::move(fj));
-  }
-  out["functions"] = std::move(functions);
-  return out;
-}
-
-const char* cfa_kind(CfaRule::Kind k) {
-  return k == CfaRule::Kind::DerefRegOffset ? "deref_reg_offset" : "reg_offset";
-}
-
-const char* reg_kind(RegRule::Kind k) {
-  switch (k) {
-    case RegRule::Kind::Unchanged: return "unchanged";
-    case RegRule::Kind::Undefined: return "undefined";
-    case RegRule::Kind::AtCfa: return "at_cfa";
-    case RegRule::Kind::ValCfa: return "val_cfa";
-    case RegRule::Kind::InReg: return "in_reg";
-    case RegRule::Kind::AtReg: return "at_reg";
-  }
-  return "unchanged";
-}
-
-json reg_rule_json(const RegRule& r) {
-  json j{{"kind", reg_kind(r.kind)}};
-  if (r.uses_register()) j["reg"] = r.reg;
-  if (r.kind != RegRule::Kind::Unchanged && r.kind != RegRule::Kind::Undefined)
-    j["offset"] = r.offset;
-  return j;
-}
-
-json rule_json(const UnwindRule& r) {
-  return {{"arch", arch_name(r.arch)},
-          {"source", source_name(r.source)},
-          {"func_start", r.func_start},
-          {"func_end", r.func_end},
-          {"cfa", {{"kind", cfa_kind(r.cfa.kind)}, {"reg", r.cfa.reg}, {"offset", r.cfa.offset}}},
-          {"ra", reg_rule_json(r.ra)},
-          {"fp", reg_rule_json(r.fp)},
-          {"sp_from_cfa", r.sp_from_cfa},
-          {"outermost", r.outermost()},
-          {"ra_mangled", r.ra_mangled},
-          {"pauth_key", r.pauth_key == PauthKey::B ? "B" : "A"},
-          {"signal_frame", r.signal_frame},
-          {"text", describe(r)}};
-}
-
 void add_input_options(CLI::App* cmd, Input& in) {
   cmd->add_option("FILE", in.path, "ELF file (exe, .so, .o; ELF32/64, either byte order)")
       ->required();
@@ -237,9 +91,9 @@ int run_dump(const Input& in, bool as_json) {
   auto s = load_decoded(in, l);
   if (!s) return kExitDataProblem;
   if (as_json)
-    std::fputs((section_json(*s, l.bytes.size()).dump(2) + "\n").c_str(), stdout);
+    write_stdout(sframe::dump_json(sframe::FileTable{in.path, &*s, {}, l.bytes.size()}));
   else
-    sframe::dump(*s, write_stdout);
+    sframe::dump(*s, write_stdout);  // streamed: the same text as sframe::dump_text
   return kExitOk;
 }
 
@@ -250,34 +104,22 @@ int run_lookup(const Input& in, const std::string& addr_text, bool as_json) {
   auto s = load_decoded(in, l);
   if (!s) return kExitDataProblem;
   auto rule = sframe::lookup(*s, pc);
-  if (!rule) {
-    std::fprintf(stderr, "unwindkit: %s: %s\n", in.path.c_str(), rule.error().to_string().c_str());
-    return kExitDataProblem;
-  }
-  if (as_json) {
-    json j{{"pc", pc}, {"found", rule->has_value()}};
-    if (rule->has_value()) j["rule"] = rule_json(**rule);
-    std::fputs((j.dump(2) + "\n").c_str(), stdout);
-  } else if (rule->has_value()) {
-    const UnwindRule& r = **rule;
-    fmt::print("{:#x}: function [{:#x}, {:#x}): {}\n", pc, r.func_start, r.func_end, describe(r));
-  } else {
-    fmt::print("{:#x}: no SFrame row covers this address\n", pc);
-  }
-  return rule->has_value() ? kExitOk : kExitDataProblem;
+  const std::string text = sframe::lookup_text(in.path, pc, 0, rule);
+  if (!as_json)
+    write_stdout(text);
+  else if (rule)
+    write_stdout(sframe::lookup_json(pc, *rule));
+  else
+    std::fputs(text.c_str(), stderr);  // a table that cannot be read has no JSON answer
+  return rule && rule->has_value() ? kExitOk : kExitDataProblem;
 }
 
 int run_check(const Input& in) {
   auto l = load(in);
   if (!l) return kExitDataProblem;
   const auto problems = sframe::validate(l->bytes, l->address, l->text);
-  for (const Error& e : problems) fmt::print("{}: {}\n", in.path, e.to_string());
-  if (!problems.empty()) {
-    fmt::print("{}: {} problem{}\n", in.path, problems.size(), problems.size() == 1 ? "" : "s");
-    return kExitDataProblem;
-  }
-  fmt::print("{}: .sframe OK\n", in.path);
-  return kExitOk;
+  write_stdout(sframe::check_text(in.path, problems));
+  return problems.empty() ? kExitOk : kExitDataProblem;
 }
 
 }  // namespace

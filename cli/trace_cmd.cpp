@@ -20,6 +20,7 @@
 #include "unwindkit/trace/encode.h"
 #include "unwindkit/trace/from_dwarf.h"
 #include "unwindkit/trace/lookup.h"
+#include "unwindkit/trace/report.h"
 
 extern char** environ;
 
@@ -76,12 +77,12 @@ int run_dump(const Input& in, bool lines, bool json) {
   if (!s) return s.error().field == "file" ? kExitDataProblem : (report(s.error()), kExitDataProblem);
   const std::string text = json    ? trace::dump_json(*s)
                            : lines ? trace::dump_lines(*s)
-                                   : trace::dump_records(*s, l.bytes);
-  std::fputs(text.c_str(), stdout);
+                                   : trace::dump_text({{in.path, &*s, l.bytes, {}}});
+  write_stdout(text);
   return kExitOk;
 }
 
-int run_lookup(const Input& in, const std::vector<std::string>& addrs) {
+int run_lookup(const Input& in, const std::vector<std::string>& addrs, bool json) {
   Loaded l;
   auto s = load_decoded(in, l);
   if (!s) return s.error().field == "file" ? kExitDataProblem : (report(s.error()), kExitDataProblem);
@@ -90,16 +91,9 @@ int run_lookup(const Input& in, const std::vector<std::string>& addrs) {
     uint64_t pc = 0;
     parse_address(a, pc);  // validated by CLI11
     const auto loc = trace::lookup(*s, pc);
-    if (!loc) {
-      std::printf("%#llx: ??\n", static_cast<unsigned long long>(pc));
-      rc = kExitDataProblem;
-      continue;
-    }
-    std::printf("%s\n", fmt::format("{:#x}: {}+{:#x} {}:{} [{:#x}, {:#x})", pc,
-                                    loc->routine.empty() ? "?" : loc->routine,
-                                    pc - loc->routine_start, loc->file, loc->line, loc->begin,
-                                    loc->end)
-                            .c_str());
+    if (!loc) rc = kExitDataProblem;
+    write_stdout(json ? trace::lookup_json(in.path, pc, 0, loc)
+                      : trace::lookup_text(in.path, pc, 0, loc));
   }
   return rc;
 }
@@ -247,8 +241,10 @@ void add_trace_commands(CLI::App& app, int& exit_code) {
   auto addrs = std::make_shared<std::vector<std::string>>();
   auto* look = trace->add_subcommand("lookup", "Routine, file and line of addresses");
   add_input(look, *look_in);
+  auto look_json = std::make_shared<bool>(false);
   look->add_option("ADDR", *addrs, "Addresses (link-time)")->required()->check(address_validator());
-  look->callback([=, &exit_code] { exit_code = run_lookup(*look_in, *addrs); });
+  look->add_flag("--json", *look_json, "One JSON object per address (docs/trace-json.md)");
+  look->callback([=, &exit_code] { exit_code = run_lookup(*look_in, *addrs, *look_json); });
 
   auto check_in = std::make_shared<Input>();
   auto* check = trace->add_subcommand("check", "Validate: report every problem with its offset");

@@ -4,8 +4,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <fmt/format.h>
-
 #include "cbf_bindings.h"
 #include "compact_unwind_bindings.h"
 #include "frame_engine.h"
@@ -13,7 +11,9 @@
 #include "pending_frame.h"
 #include "python_memory.h"
 #include "trace_table.h"
-#include "unwindkit/sframe/dump.h"
+#include "unwindkit/file_report.h"
+#include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/report.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
 #include "unwindkit/unwind/bt_report.h"
@@ -77,22 +77,33 @@ py::dict link_addresses(const std::string& path) {
   return out;
 }
 
-// readelf --sframe's text, decoded at the link-time address as readelf shows it.
+// `unwindkit sframe dump`: readelf --sframe's text, decoded at the link-time address as
+// readelf shows it.
 std::string dump_text(Module& mod) {
   auto bytes = mod.sframe_section();
-  if (!bytes) return "no .sframe section\n";
+  sframe::FileTable table{mod.path(), nullptr, {}, bytes ? bytes->bytes.size() : 0};
+  if (!bytes) return sframe::dump_text({table});
   auto section = sframe::decode(bytes->bytes, bytes->address);
-  if (!section) return "cannot decode: " + section.error().to_string() + "\n";
-  return sframe::dump(*section);
+  if (section) table.section = &*section;
+  else table.problem = section.error().to_string();
+  return sframe::dump_text({table});
 }
 
-// Every problem the strict checks find, at link-time addresses (as `dump` and readelf show
-// them); functions must lie in the file's executable segments.
-std::vector<std::string> check_text(Module& mod) {
-  std::vector<std::string> problems;
-  for (const Error& e : mod.sframe_problems()) problems.push_back(e.to_string());
-  if (auto s = mod.sframe(); !s && problems.empty()) problems.push_back(s.error().to_string());
-  return problems;
+// `unwindkit sframe check`: every problem the strict checks find, at link-time addresses (as
+// `dump` and readelf show them); functions must lie in the file's executable segments.
+// (text, passed).
+std::pair<std::string, bool> check_text(Module& mod) {
+  if (!mod.sframe_section()) return {sframe::dump_text({{mod.path(), nullptr, {}, 0}}), false};
+  std::vector<Error> problems = mod.sframe_problems();
+  if (auto s = mod.sframe(); !s && problems.empty()) problems.push_back(s.error());
+  return {sframe::check_text(mod.path(), problems), problems.empty()};
+}
+
+// `unwindkit sframe lookup`: the rule at run-time `pc`. (text, found).
+std::pair<std::string, bool> lookup_text(Module& mod, uint64_t pc) {
+  if (!mod.sframe_section()) return {no_section_text(pc, mod.path(), sframe::kSectionName), false};
+  auto rule = mod.sframe_rule(pc);
+  return {sframe::lookup_text(mod.path(), pc, 0, rule), rule && *rule};
 }
 
 py::tuple frame_registers(Arch arch) {
@@ -159,14 +170,6 @@ PYBIND11_MODULE(_unwindkit, m) {
            "Process memory through read(addr, size) -> buffer, cached in blocks until flush().")
       .def("flush", &PythonMemory::flush);
 
-  py::class_<UnwindRule>(m, "Rule")
-      .def_readonly("func_start", &UnwindRule::func_start)
-      .def_readonly("func_end", &UnwindRule::func_end)
-      .def_property_readonly("outermost", &UnwindRule::outermost)
-      .def_property_readonly("source",
-                             [](const UnwindRule& r) { return std::string(source_name(r.source)); })
-      .def("__str__", [](const UnwindRule& r) { return describe(r); });
-
   py::class_<Module, std::shared_ptr<Module>>(m, "Module")
       .def_property_readonly("path", &Module::path)
       .def_property_readonly("bias", &Module::bias)
@@ -194,18 +197,12 @@ PYBIND11_MODULE(_unwindkit, m) {
       .def_property_readonly("error", &error_text)
       .def_property_readonly("ranges", &Module::code_ranges)
       .def("contains", &Module::contains, py::arg("pc"))
-      .def("has_cfi_at", &Module::has_cfi_at, py::arg("pc"))
-      .def("dump", &dump_text)
-      .def("check", &check_text)
-      .def(
-          "lookup",
-          [](Module& mod, uint64_t pc) -> py::object {
-            auto rule = mod.sframe_rule(pc);
-            if (!rule) return py::str(rule.error().to_string());
-            if (!*rule) return py::none();
-            return py::cast(**rule);
-          },
-          py::arg("pc"), "The Rule covering pc, None, or a string saying why the table failed.");
+      .def("dump", &dump_text, "`unwindkit sframe dump`'s text.")
+      .def("check", &check_text, "`unwindkit sframe check`'s (text, passed).")
+      .def("lookup_text", &lookup_text, py::arg("pc"),
+           "`unwindkit sframe lookup`'s (text, found) at a run-time pc.");
+  m.def("no_module_text", &no_module_text, py::arg("pc"),
+        "What a lookup says of an address in no loaded file.");
   m.def("link_addresses", &link_addresses, py::arg("path"),
         "{'entry', 'type', '.text'} of an ELF file at link time; {} if unreadable.");
   m.def("load_module", &load_module, py::arg("path"), py::arg("bias"),

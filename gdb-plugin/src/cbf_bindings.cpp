@@ -2,6 +2,7 @@
 // frame lists encoded back; problems come back as strings, never as exceptions into GDB.
 #include "cbf_bindings.h"
 
+#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "unwindkit/cbf/decode.h"
 #include "unwindkit/cbf/encode.h"
+#include "unwindkit/cbf/report.h"
 #include "unwindkit/cbf/text.h"
 
 namespace py = pybind11;
@@ -19,34 +21,25 @@ namespace py = pybind11;
 namespace unwindkit::gdb {
 namespace {
 
-// One decoded record: (word bits, [(kind, value, count)], encoded size, problem or None);
-// kinds as cbf::kind_name ("pc", "ra", "async", "omit", "truncated").
-using Runs = std::vector<std::tuple<std::string, uint64_t, uint64_t>>;
-using Record = std::tuple<unsigned, Runs, size_t, std::optional<std::string>>;
+// `unwindkit cbf decode`'s (text, error or None) for the records in `data`, read at `base`:
+// only the first one, or every concatenated one (`stream`). `symbolize(address)` gives
+// (symbol, symbol start, module, file, line) with None for what GDB does not know.
+using PlaceTuple = std::tuple<std::optional<std::string>, uint64_t, std::string,
+                              std::optional<std::string>, uint64_t>;
 
-Record to_record(const cbf::Backtrace& bt) {
-  Runs runs;
-  for (const cbf::Run& r : bt.runs)
-    runs.emplace_back(cbf::kind_name(r.frame.kind), r.frame.value, r.count);
-  std::optional<std::string> problem;
-  if (bt.problem) problem = bt.problem->to_string();
-  return {cbf::word_bytes(bt.word_size) * 8, std::move(runs), bt.encoded_size, problem};
-}
-
-// Records in `data`: only the first one, or every concatenated one (`stream`). A bad info
-// byte ends the list as a string.
-std::vector<std::variant<Record, std::string>> decode(const py::bytes& data, bool stream) {
+std::pair<std::string, std::optional<std::string>> decode_text(const py::bytes& data, bool stream,
+                                                               uint64_t base,
+                                                               const py::function& symbolize) {
   const std::string_view view = data;
   const Bytes bytes(reinterpret_cast<const uint8_t*>(view.data()), view.size());
-  std::vector<std::variant<Record, std::string>> out;
   std::vector<Result<cbf::Backtrace>> records;
   if (stream) records = cbf::decode_stream(bytes);
   else records.push_back(cbf::decode(bytes));
-  for (const auto& rec : records) {
-    if (rec) out.emplace_back(to_record(*rec));
-    else out.emplace_back(rec.error().to_string());
-  }
-  return out;
+  const auto report = cbf::decode_report(records, base, [&](uint64_t address) {
+    const auto [symbol, start, module, file, line] = symbolize(address).cast<PlaceTuple>();
+    return cbf::Place{symbol.value_or(""), start, module, file.value_or(""), line};
+  });
+  return {report.text, report.error};
 }
 
 std::optional<cbf::FrameKind> kind_from_name(const std::string& name) {
@@ -57,10 +50,14 @@ std::optional<cbf::FrameKind> kind_from_name(const std::string& name) {
   return std::nullopt;
 }
 
-// The CBF bytes of `frames` [(kind, value)], or a string saying why they cannot be encoded.
+// `unwindkit cbf encode` of `frames` [(kind, value)] of GDB thread `thread`: (text, the CBF
+// bytes), or a string saying why they cannot be encoded. `as_base64` shows base64 rather than
+// hex; `path` names the file the caller writes the bytes to (shown instead of them).
 using FrameList = std::vector<std::pair<std::string, uint64_t>>;
 
-std::variant<py::bytes, std::string> encode(unsigned word_bits, const FrameList& frames) {
+std::variant<std::pair<std::string, py::bytes>, std::string> encode(
+    unsigned word_bits, const FrameList& frames, uint64_t thread, bool as_base64,
+    const std::string& path) {
   cbf::WordSize ws;
   switch (word_bits) {
     case 16: ws = cbf::WordSize::Bits16; break;
@@ -76,7 +73,9 @@ std::variant<py::bytes, std::string> encode(unsigned word_bits, const FrameList&
   }
   auto bytes = cbf::encode(ws, runs);
   if (!bytes) return bytes.error().to_string();
-  return py::bytes(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  const std::string text =
+      cbf::encode_text(runs, ws, *bytes, {thread, !as_base64, as_base64, path});
+  return std::pair{text, py::bytes(reinterpret_cast<const char*>(bytes->data()), bytes->size())};
 }
 
 std::vector<uint8_t> to_vector(const py::bytes& data) {
@@ -87,13 +86,15 @@ std::vector<uint8_t> to_vector(const py::bytes& data) {
 }  // namespace
 
 void add_cbf_bindings(py::module_& m) {
-  m.def("cbf_decode", &decode, py::arg("data"), py::arg("stream"),
-        "CBF records in data (the first only unless stream): each (word bits, "
-        "[(kind, value, count)], encoded size, problem or None), or a string for a bad info byte.");
-  m.def("cbf_encode", &encode, py::arg("word_bits"), py::arg("frames"),
-        "CBF bytes of [(kind, value)] as Swift's encoder writes them, or a string saying why not.");
-  m.def(
-      "cbf_to_hex", [](const py::bytes& b) { return cbf::to_hex(to_vector(b)); }, py::arg("data"));
+  m.def("cbf_decode_text", &decode_text, py::arg("data"), py::arg("stream"), py::arg("base"),
+        py::arg("symbolize"),
+        "`unwindkit cbf decode`'s (text, error or None) for the CBF records in data read at "
+        "base (the first only unless stream); symbolize(address) -> (symbol or None, start, "
+        "module, file or None, line).");
+  m.def("cbf_encode", &encode, py::arg("word_bits"), py::arg("frames"), py::arg("thread"),
+        py::arg("as_base64"), py::arg("path"),
+        "`unwindkit cbf encode`'s (text, CBF bytes) of [(kind, value)] as Swift's encoder writes "
+        "them, or a string saying why not; path (or '') is the file the bytes go to.");
   m.def(
       "cbf_to_base64", [](const py::bytes& b) { return cbf::to_base64(to_vector(b)); },
       py::arg("data"), "Standard alphabet without padding, as a Swift Backtrace's JSON holds it.");

@@ -4,8 +4,9 @@
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/decode.h"
-#include "unwindkit/trace/dump.h"
+#include "unwindkit/file_report.h"
 #include "unwindkit/trace/lookup.h"
+#include "unwindkit/trace/report.h"
 
 namespace py = pybind11;
 
@@ -16,7 +17,7 @@ std::shared_ptr<TraceTable> TraceTable::load(const std::string& path) {
   table->path_ = path;
   auto file = elf::ElfFile::open(path);
   if (!file) {
-    table->error_ = file.error().to_string();
+    table->error_ = file.error();
     return table;
   }
   const elf::Section* s = file->section(trace::kSectionName);
@@ -26,7 +27,7 @@ std::shared_ptr<TraceTable> TraceTable::load(const std::string& path) {
   table->bytes_.assign(s->data.begin(), s->data.end());
   auto decoded = trace::decode(table->bytes_, file->is_64() ? 8 : 4);
   if (!decoded) {
-    table->error_ = decoded.error().to_string();
+    table->error_ = decoded.error();
     return table;
   }
   table->section_ = std::move(*decoded);
@@ -42,22 +43,31 @@ py::object TraceTable::lookup(uint64_t pc) const {
 }
 
 std::string TraceTable::dump() const {
-  if (!has_trace_) return path_ + ": no .trace section\n";
-  if (!section_) return path_ + ": cannot decode: " + *error_ + "\n";
-  return trace::dump_records(*section_, bytes_);
+  trace::FileTable table{path_, section_ ? &*section_ : nullptr, bytes_, {}};
+  if (error_) table.problem = error_->to_string();
+  return trace::dump_text({table});
+}
+
+std::pair<std::string, bool> TraceTable::lookup_text(uint64_t pc, uint64_t bias) const {
+  if (error_) return {table_error_text(pc, path_, *error_), false};
+  if (!section_) return {no_section_text(pc, path_, trace::kSectionName), false};
+  const auto loc = trace::lookup(*section_, pc - bias);
+  return {trace::lookup_text(path_, pc, bias, loc), loc.has_value()};
 }
 
 void bind_trace(py::module_& m) {
   py::class_<TraceTable, std::shared_ptr<TraceTable>>(m, "TraceTable")
       .def_property_readonly("path", &TraceTable::path)
       .def_property_readonly("has_trace", &TraceTable::has_trace)
-      .def_property_readonly("error", &TraceTable::error)
       .def("lookup", &TraceTable::lookup, py::arg("pc"),
            "(routine, file, line, routine start, row begin, row end) at a link-time pc, or "
            "None.")
-      .def("dump", &TraceTable::dump);
+      .def("dump", &TraceTable::dump)
+      .def("lookup_text", &TraceTable::lookup_text, py::arg("pc"), py::arg("bias"),
+           "`unwindkit trace lookup`'s (text, found) at a run-time pc.");
   m.def("load_trace", &TraceTable::load, py::arg("path"),
-        "A file's .trace section, read from disk; never raises (see TraceTable.error).");
+        "A file's .trace section, read from disk; never raises (dump and lookup_text say "
+        "what is wrong with a bad one).");
 }
 
 }  // namespace unwindkit::gdb

@@ -10,7 +10,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "unwindkit/error.h"
 
 #include "unwindkit/trace/section.h"
 
@@ -18,21 +21,24 @@ namespace unwindkit::gdb {
 
 class TraceTable {
  public:
-  // Never fails: a file without `.trace` has has_trace false; a bad one sets error().
+  // Never fails: a file without `.trace` has has_trace false; a bad one has an error that
+  // lookup_text and dump report.
   static std::shared_ptr<TraceTable> load(const std::string& path);
 
   const std::string& path() const { return path_; }
   bool has_trace() const { return has_trace_; }
-  const std::optional<std::string>& error() const { return error_; }
   // (routine, file, line, routine start, row begin, row end) at link-time `pc`, or None.
   pybind11::object lookup(uint64_t pc) const;
-  // The CLI's `unwindkit trace dump` text (record by record).
+  // `unwindkit trace dump`'s text (record by record).
   std::string dump() const;
+  // `unwindkit trace lookup`'s (text, found) at run-time `pc` of a module loaded `bias` bytes
+  // above its link-time addresses.
+  std::pair<std::string, bool> lookup_text(uint64_t pc, uint64_t bias) const;
 
  private:
   std::string path_;
   bool has_trace_ = false;
-  std::optional<std::string> error_;
+  std::optional<Error> error_;
   std::vector<uint8_t> bytes_;
   std::optional<trace::Section> section_;
 };

@@ -10,6 +10,7 @@
 
 #include "unwindkit/cbf/decode.h"
 #include "unwindkit/cbf/encode.h"
+#include "unwindkit/cbf/report.h"
 #include "unwindkit/cbf/text.h"
 
 namespace unwindkit::lldb_plugin {
@@ -71,50 +72,25 @@ std::string base_name(const char* path) {
   return p.substr(p.find_last_of('/') + 1);
 }
 
-// `0x... in name+off (module) at file:line`. A return address is looked up at addr - 1 (the
-// call), as `bt` does, so a call that ends its function still names the caller.
-std::string describe_address(lldb::SBTarget target, uint64_t addr, cbf::FrameKind kind) {
-  const uint64_t lookup = kind == cbf::FrameKind::ReturnAddress && addr > 0 ? addr - 1 : addr;
-  std::string text = fmt::format("{:#018x}", addr);
-  lldb::SBAddress where = target.ResolveLoadAddress(lookup);
-  lldb::SBSymbolContext sc =
-      target.ResolveSymbolContextForAddress(where, lldb::eSymbolContextEverything);
+// What LLDB knows of `addr` for the core's report: symbol, module and line.
+cbf::Place place(lldb::SBTarget target, uint64_t addr) {
+  cbf::Place p;
+  lldb::SBSymbolContext sc = target.ResolveSymbolContextForAddress(
+      target.ResolveLoadAddress(addr), lldb::eSymbolContextEverything);
   lldb::SBSymbol symbol = sc.GetSymbol();
   const uint64_t start = symbol.IsValid() ? symbol.GetStartAddress().GetLoadAddress(target)
                                           : LLDB_INVALID_ADDRESS;
-  if (symbol.IsValid() && symbol.GetName() != nullptr && start != LLDB_INVALID_ADDRESS)
-    text += fmt::format(" in {}+{} ({})", symbol.GetName(), addr - start,
-                        base_name(sc.GetModule().GetFileSpec().GetFilename()));
-  else
-    text += " in ??";
-  lldb::SBLineEntry line = sc.GetLineEntry();
-  if (line.IsValid() && line.GetLine() != 0 && line.GetFileSpec().GetFilename() != nullptr)
-    text += fmt::format(" at {}:{}", line.GetFileSpec().GetFilename(), line.GetLine());
-  return text;
-}
-
-// One line per run of equal frames: `#N kind address ...`, `#N-#M` for a repeat.
-std::string format_record(lldb::SBTarget target, const cbf::Backtrace& bt) {
-  std::string out = fmt::format("CBF record: {}-bit, {} frames, {} bytes\n",
-                                cbf::word_bytes(bt.word_size) * 8, cbf::frame_count(bt),
-                                bt.encoded_size);
-  uint64_t index = 0;
-  for (const cbf::Run& run : bt.runs) {
-    const std::string label = run.count == 1 ? fmt::format("#{}", index)
-                                             : fmt::format("#{}-#{}", index, index + run.count - 1);
-    std::string body;
-    if (run.frame.kind == cbf::FrameKind::Omitted)
-      body = fmt::format("{} frames omitted", run.frame.value);
-    else if (run.frame.kind != cbf::FrameKind::Truncated)
-      body = describe_address(target, run.frame.value, run.frame.kind);
-    if (run.count > 1) body += fmt::format(" (x{})", run.count);
-    std::string line = fmt::format("{:<8} {:<9} {}", label, cbf::kind_name(run.frame.kind), body);
-    line.erase(line.find_last_not_of(' ') + 1);
-    out += line + "\n";
-    index += run.count;
+  if (symbol.IsValid() && symbol.GetName() != nullptr && start != LLDB_INVALID_ADDRESS) {
+    p.symbol = symbol.GetName();
+    p.symbol_start = start;
+    p.module = base_name(sc.GetModule().GetFileSpec().GetFilename());
   }
-  if (bt.problem) out += "problem: " + bt.problem->to_string() + "\n";
-  return out;
+  lldb::SBLineEntry line = sc.GetLineEntry();
+  if (line.IsValid() && line.GetFileSpec().GetFilename() != nullptr) {
+    p.file = line.GetFileSpec().GetFilename();
+    p.line = line.GetLine();
+  }
+  return p;
 }
 
 }  // namespace
@@ -144,19 +120,10 @@ bool CbfDecodeCommand::run(lldb::SBDebugger debugger, char** argv,
   std::vector<Result<cbf::Backtrace>> records;
   if (stream) records = cbf::decode_stream(data);
   else records.push_back(cbf::decode(data));
-  std::string out;
-  uint64_t offset = 0;
-  for (const auto& rec : records) {
-    if (!rec) {
-      print(result, out);
-      return usage_error(result, fmt::format("at {:#x}: {} (not a CBF record)", *addr + offset,
-                                             rec.error().to_string()));
-    }
-    if (records.size() > 1) out += fmt::format("at {:#x}: ", *addr + offset);
-    out += format_record(target, *rec);
-    offset += rec->encoded_size;
-  }
-  print(result, out);
+  const cbf::DecodeReport report =
+      cbf::decode_report(records, *addr, [&](uint64_t a) { return place(target, a); });
+  print(result, report.text);
+  if (report.error) return usage_error(result, *report.error);
   return true;
 }
 
@@ -181,14 +148,12 @@ bool CbfEncodeCommand::run(lldb::SBDebugger debugger, char** argv,
   // Machine frames only: inlined and artificial (tail-call) frames have no pc of their own.
   // The newest is a pc, the others return addresses.
   std::vector<cbf::Run> runs;
-  uint64_t addresses = 0;
   for (uint32_t i = 0; i < thread.GetNumFrames(); ++i) {
     lldb::SBFrame frame = thread.GetFrameAtIndex(i);
     if (frame.IsInlined() || frame.IsArtificial()) continue;
-    cbf::append(runs, cbf::Frame{addresses == 0 ? cbf::FrameKind::ProgramCounter
+    cbf::append(runs, cbf::Frame{runs.empty() ? cbf::FrameKind::ProgramCounter
                                                 : cbf::FrameKind::ReturnAddress,
                                  frame.GetPC()});
-    ++addresses;
   }
   const uint32_t word = target.GetAddressByteSize();
   const cbf::WordSize ws = word == 2 ? cbf::WordSize::Bits16
@@ -197,21 +162,15 @@ bool CbfEncodeCommand::run(lldb::SBDebugger debugger, char** argv,
   auto bytes = cbf::encode(ws, runs);
   if (!bytes) return usage_error(result, bytes.error().to_string());
   const bool base64 = args.has("base64");
-  const std::string text = base64 ? cbf::to_base64(*bytes) : cbf::to_hex(*bytes);
-  std::string out = fmt::format("thread {}: {} frames\n", thread.GetIndexID(), addresses);
-  if (args.has("output")) {
-    const std::string path = args.get("output");
+  const std::string path = args.has("output") ? args.get("output") : std::string();
+  if (!path.empty()) {
     std::ofstream file(path, std::ios::binary);
-    if (base64) file << text << '\n';
+    if (base64) file << cbf::to_base64(*bytes) << '\n';
     else file.write(reinterpret_cast<const char*>(bytes->data()),
                     static_cast<std::streamsize>(bytes->size()));
     if (!file.flush()) return usage_error(result, "cannot write " + path);
-    out += "wrote " + path + "\n";
-  } else {
-    out += fmt::format("{}: {}\n", base64 ? "base64" : "hex", text);
   }
-  out += fmt::format("size: {} bytes (plain: {} bytes)\n", bytes->size(), addresses * word);
-  print(result, out);
+  print(result, cbf::encode_text(runs, ws, *bytes, {thread.GetIndexID(), !base64, base64, path}));
   return true;
 }
 

@@ -41,4 +41,10 @@ void Command::print(lldb::SBCommandReturnObject& result, const std::string& text
   result.Printf("%s", text.c_str());
 }
 
+bool Command::failed(lldb::SBCommandReturnObject& result, const std::string& text) {
+  print(result, text);
+  result.SetStatus(lldb::eReturnStatusFailed);
+  return false;
+}
+
 }  // namespace unwindkit::lldb_plugin

@@ -24,6 +24,8 @@ class Command : public lldb::SBCommandPluginInterface {
   std::vector<lldb::SBModule> modules(lldb::SBDebugger debugger, const std::string& name);
   static bool usage_error(lldb::SBCommandReturnObject& result, const std::string& message);
   static void print(lldb::SBCommandReturnObject& result, const std::string& text);
+  // Prints a report that says why the command found nothing, and marks it failed.
+  static bool failed(lldb::SBCommandReturnObject& result, const std::string& text);
 
   Installer& installer_;
 };

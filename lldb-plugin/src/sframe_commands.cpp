@@ -1,11 +1,9 @@
 // `unwindkit sframe ...` (see sframe_commands.h).
 #include "sframe_commands.h"
 
-#include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
-
-#include "unwindkit/sframe/dump.h"
+#include "unwindkit/file_report.h"
+#include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/report.h"
 #include "unwindkit/sframe/sframe.h"
 
 namespace unwindkit::lldb_plugin {
@@ -15,28 +13,10 @@ constexpr OptionSpec kModuleOption{'m', "module", true};
 constexpr OptionSpec kDumpOptions[] = {kModuleOption, {'j', "json", false}};
 constexpr OptionSpec kCheckOptions[] = {kModuleOption};
 
-// One module's functions and the rule of every row, as JSON.
-nlohmann::json rows_json(const ModuleTables& t) {
-  nlohmann::json functions = nlohmann::json::array();
-  for (const sframe::Fde& fde : t.sframe->fdes) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const sframe::Fre& fre : fde.fres) {
-      uint64_t address = fde.func_start + fre.start_offset;
-      auto rule = sframe::lookup(*t.sframe, address);
-      rows.push_back({{"address", address},
-                      {"offset", fre.offset},
-                      {"rule", rule && *rule ? describe(**rule) : std::string("(none)")}});
-    }
-    functions.push_back({{"start", fde.func_start},
-                         {"end", fde.func_end()},
-                         {"pcmask", fde.pcmask()},
-                         {"rows", std::move(rows)}});
-  }
-  return {{"module", t.path},
-          {"build_id", t.build_id},
-          {"address", t.sframe_address},
-          {"version", t.sframe->header.version},
-          {"functions", std::move(functions)}};
+// A module's table as the dump report takes it.
+sframe::FileTable file_table(const ModuleTables& t) {
+  if (t.sframe) return {t.path, &*t.sframe, {}, t.sframe_size};
+  return {t.path, nullptr, t.error->to_string(), 0};
 }
 
 }  // namespace
@@ -45,28 +25,13 @@ bool SframeDumpCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComm
   ParsedArgs args = parse_args(argv, kDumpOptions);
   if (!args.error.empty()) return usage_error(result, args.error);
   if (!args.positional.empty()) return usage_error(result, "unexpected argument; use -m MODULE");
-  bool json = args.has("json");
-  nlohmann::json all = nlohmann::json::array();
-  std::string out;
+  std::vector<sframe::FileTable> tables;
   for (lldb::SBModule module : modules(debugger, args.get("module"))) {
     const ModuleTables& t = installer_.state(module).tables;
-    if (!t.has_sframe) continue;
-    if (!t.sframe) {
-      std::string msg = t.error ? t.error->to_string() : "unreadable";
-      if (json)
-        all.push_back({{"module", t.path}, {"error", msg}});
-      else
-        out += fmt::format("{}: {}\n", t.path, msg);
-      continue;
-    }
-    if (json)
-      all.push_back(rows_json(t));
-    else
-      out += fmt::format("{}:\n{}\n", t.path, sframe::dump(*t.sframe));
+    if (t.has_sframe) tables.push_back(file_table(t));
   }
-  if (json) out = all.dump(2) + "\n";
-  else if (out.empty()) return usage_error(result, "no module with .sframe matches");
-  print(result, out);
+  if (tables.empty()) return usage_error(result, "no module with .sframe matches");
+  print(result, args.has("json") ? sframe::dump_json(tables) : sframe::dump_text(tables));
   return true;
 }
 
@@ -78,44 +43,37 @@ bool SframeLookupCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCo
   lldb::SBTarget target = debugger.GetSelectedTarget();
   lldb::SBAddress address = target.ResolveLoadAddress(pc);
   lldb::SBModule module = address.GetModule();
-  if (!module.IsValid()) return usage_error(result, fmt::format("0x{:x} is in no module", pc));
+  if (!module.IsValid()) return failed(result, no_module_text(pc));
   const ModuleTables& t = installer_.state(module).tables;
-  if (!t.sframe)
-    return usage_error(result, fmt::format("{}: {}", t.path,
-                                           t.error ? t.error->to_string() : "no .sframe"));
-  auto rule = sframe::lookup(*t.sframe, address.GetFileAddress());
-  if (!rule) return usage_error(result, rule.error().to_string());
-  if (!*rule)
-    return usage_error(result, fmt::format("no SFrame function covers 0x{:x} in {}", pc, t.path));
-  const UnwindRule& r = **rule;
-  uint64_t bias = pc - address.GetFileAddress();
-  print(result, fmt::format("0x{:x}: {} function [0x{:x}, 0x{:x}): {}\n", pc, t.path,
-                            r.func_start + bias, r.func_end + bias, describe(r)));
-  return true;
+  if (!t.has_sframe) return failed(result, no_section_text(pc, t.path, sframe::kSectionName));
+  const uint64_t file_pc = address.GetFileAddress();
+  Result<std::optional<UnwindRule>> rule =
+      t.sframe ? sframe::lookup(*t.sframe, file_pc) : tl::unexpected(*t.error);
+  const std::string text = sframe::lookup_text(t.path, pc, pc - file_pc, rule);
+  if (rule && *rule) {
+    print(result, text);
+    return true;
+  }
+  return failed(result, text);
 }
 
 bool SframeCheckCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) {
   ParsedArgs args = parse_args(argv, kCheckOptions);
   if (!args.error.empty()) return usage_error(result, args.error);
   std::string out;
-  size_t bad = 0;
+  bool bad = false;
   for (lldb::SBModule module : modules(debugger, args.get("module"))) {
     const ModuleTables& t = installer_.state(module).tables;
     if (!t.has_sframe) continue;
-    if (t.error) {
-      out += fmt::format("{}: {}\n", t.path, t.error->to_string());
-      ++bad;
-    } else if (t.problems.empty()) {
-      out += fmt::format("{}: ok\n", t.path);
-    } else {
-      ++bad;
-      for (const Error& e : t.problems) out += fmt::format("{}: {}\n", t.path, e.to_string());
-    }
+    // A table that does not decode has that one problem (the strict checks never ran).
+    const std::vector<Error> problems = t.error ? std::vector<Error>{*t.error} : t.problems;
+    out += sframe::check_text(t.path, problems);
+    bad |= !problems.empty();
   }
   if (out.empty()) return usage_error(result, "no module with .sframe matches");
+  if (bad) return failed(result, out);
   print(result, out);
-  if (bad != 0) result.SetStatus(lldb::eReturnStatusFailed);
-  return bad == 0;
+  return true;
 }
 
 }  // namespace unwindkit::lldb_plugin

@@ -1,19 +1,15 @@
 // `unwindkit trace ...` (see trace_commands.h).
 #include "trace_commands.h"
 
-#include <fmt/format.h>
-
-#include "unwindkit/trace/dump.h"
+#include "unwindkit/file_report.h"
+#include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/lookup.h"
+#include "unwindkit/trace/report.h"
 
 namespace unwindkit::lldb_plugin {
 namespace {
 
 constexpr OptionSpec kDumpOptions[] = {{'m', "module", true}};
-
-std::string trace_error(const ModuleTables& t) {
-  return t.trace_error ? t.trace_error->to_string() : "no .trace section";
-}
 
 }  // namespace
 
@@ -21,17 +17,17 @@ bool TraceDumpCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComma
   ParsedArgs args = parse_args(argv, kDumpOptions);
   if (!args.error.empty()) return usage_error(result, args.error);
   if (!args.positional.empty()) return usage_error(result, "unexpected argument; use -m MODULE");
-  std::string out;
+  std::vector<trace::FileTable> tables;
   for (lldb::SBModule module : modules(debugger, args.get("module"))) {
     const ModuleTables& t = installer_.state(module).tables;
     if (!t.has_trace) continue;
-    if (!t.trace)
-      out += fmt::format("{}: {}\n", t.path, trace_error(t));
+    if (t.trace)
+      tables.push_back({t.path, &*t.trace, t.trace_bytes, {}});
     else
-      out += fmt::format("{}:\n{}\n", t.path, trace::dump_records(*t.trace, t.trace_bytes));
+      tables.push_back({t.path, nullptr, {}, t.trace_error->to_string()});
   }
-  if (out.empty()) return usage_error(result, "no module with .trace matches");
-  print(result, out);
+  if (tables.empty()) return usage_error(result, "no module with .trace matches");
+  print(result, trace::dump_text(tables));
   return true;
 }
 
@@ -43,17 +39,16 @@ bool TraceLookupCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCom
   lldb::SBTarget target = debugger.GetSelectedTarget();
   lldb::SBAddress address = target.ResolveLoadAddress(pc);
   lldb::SBModule module = address.GetModule();
-  if (!module.IsValid()) return usage_error(result, fmt::format("0x{:x} is in no module", pc));
+  if (!module.IsValid()) return failed(result, no_module_text(pc));
   const ModuleTables& t = installer_.state(module).tables;
-  if (!t.trace) return usage_error(result, fmt::format("{}: {}", t.path, trace_error(t)));
+  if (!t.has_trace) return failed(result, no_section_text(pc, t.path, trace::kSectionName));
+  if (!t.trace)
+    return failed(result, table_error_text(pc, t.path, *t.trace_error));
   const uint64_t file_pc = address.GetFileAddress();
-  auto loc = trace::lookup(*t.trace, file_pc);
-  if (!loc)
-    return usage_error(result, fmt::format("no .trace row covers 0x{:x} in {}", pc, t.path));
-  const uint64_t bias = pc - file_pc;
-  print(result, fmt::format("0x{:x}: {}+{:#x} {}:{} [0x{:x}, 0x{:x}) in {}\n", pc,
-                            loc->routine.empty() ? "?" : loc->routine, file_pc - loc->routine_start,
-                            loc->file, loc->line, loc->begin + bias, loc->end + bias, t.path));
+  const auto loc = trace::lookup(*t.trace, file_pc);
+  const std::string text = trace::lookup_text(t.path, pc, pc - file_pc, loc);
+  if (!loc) return failed(result, text);
+  print(result, text);
   return true;
 }
 

@@ -1,5 +1,5 @@
-// JSON text helpers for the core's --json dumpers. The core writes JSON as text (it does not
-// link a JSON library; the CLI parses it back with nlohmann-json where it needs a value).
+// JSON text helpers for the core's --json dumpers that write JSON as text (the SFrame report,
+// with its sorted, indented documents, builds them with nlohmann-json instead).
 #pragma once
 
 #include <string>

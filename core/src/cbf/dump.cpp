@@ -7,29 +7,44 @@
 namespace unwindkit::cbf {
 namespace {
 
-std::string frame_text(const Frame& f) {
-  switch (f.kind) {
-    case FrameKind::Omitted: return fmt::format("omit {}", f.value);
-    case FrameKind::Truncated: return "truncated";
-    default: return fmt::format("{} {:#x}", kind_name(f.kind), f.value);
-  }
+std::string describe(const Frame& f, const Symbolizer& symbolize) {
+  std::string text = fmt::format("{:#018x}", f.value);
+  if (!symbolize) return text;
+  const Place p = symbolize(lookup_address(f));
+  if (p.symbol.empty())
+    text += " in ??";
+  else
+    text += fmt::format(" in {}+{} ({})", p.symbol, f.value - p.symbol_start, p.module);
+  if (!p.file.empty() && p.line != 0) text += fmt::format(" at {}:{}", p.file, p.line);
+  return text;
 }
 
 }  // namespace
 
-std::string dump_text(const Backtrace& bt) {
-  std::string s = fmt::format("CBF {}-bit, {} frames, {} bytes\n", word_bytes(bt.word_size) * 8,
-                              frame_count(bt), bt.encoded_size);
+uint64_t lookup_address(const Frame& f) {
+  return f.kind == FrameKind::ReturnAddress && f.value > 0 ? f.value - 1 : f.value;
+}
+
+std::string dump_text(const Backtrace& bt, const Symbolizer& symbolize) {
+  std::string out = fmt::format("CBF record: {}-bit, {} frames, {} bytes\n",
+                                word_bytes(bt.word_size) * 8, frame_count(bt), bt.encoded_size);
   uint64_t index = 0;
-  for (const Run& r : bt.runs) {
-    if (r.count == 1)
-      s += fmt::format("#{:<5} {}\n", index, frame_text(r.frame));
-    else
-      s += fmt::format("#{}-#{} {} (x{})\n", index, index + r.count - 1, frame_text(r.frame),
-                       r.count);
-    index += r.count;
+  for (const Run& run : bt.runs) {
+    const std::string label = run.count == 1 ? fmt::format("#{}", index)
+                                             : fmt::format("#{}-#{}", index, index + run.count - 1);
+    std::string body;
+    if (run.frame.kind == FrameKind::Omitted)
+      body = fmt::format("{} frames omitted", run.frame.value);
+    else if (run.frame.kind != FrameKind::Truncated)
+      body = describe(run.frame, symbolize);
+    if (run.count > 1) body += fmt::format(" (x{})", run.count);
+    std::string line = fmt::format("{:<8} {:<9} {}", label, kind_name(run.frame.kind), body);
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+    index += run.count;
   }
-  return s;
+  if (bt.problem) out += "problem: " + bt.problem->to_string() + "\n";
+  return out;
 }
 
 std::string dump_json(const Backtrace& bt) {

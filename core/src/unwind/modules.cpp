@@ -131,16 +131,6 @@ bool Module::has_cfi() {
   return t && !(*t)->empty();
 }
 
-bool Module::has_cfi_at(uint64_t pc) {
-  auto t = cfi();
-  if (!t) return false;
-  for (const dwarf::CfiTables& cfi : **t) {
-    auto rule = cfi.lookup(pc - bias());
-    if (!rule || *rule) return true;
-  }
-  return false;
-}
-
 std::optional<Module::SectionBytes> Module::sframe_section() {
   auto f = elf();
   if (!f) return std::nullopt;

@@ -15,7 +15,6 @@ import _unwindkit
 # this for any real backtrace (a million-frame `rep` is 8 bytes).
 _DEFAULT_WINDOW = 64 * 1024
 _MAX_ENCODE_FRAMES = 100000
-_NOT_ADDRESSES = ("omit", "truncated")
 
 
 def _address_arg(text):
@@ -68,43 +67,15 @@ def _module_name(addr):
     return os.path.basename(path)
 
 
-def describe_address(addr, kind):
-    """`0x... in name+off (module) at file:line` as GDB symbolizes addr. A return address
-    is looked up at addr - 1 (the call), as `bt` does, so a call that ends its function still
-    names the caller."""
-    lookup = addr - 1 if kind == "ra" and addr > 0 else addr
-    text = f"{addr:#018x}"
-    sym = _symbol(lookup)
-    if sym is not None:
-        text += f" in {sym[0]}+{addr - sym[1]} ({_module_name(lookup)})"
-    else:
-        text += " in ??"
-    sal = gdb.find_pc_line(lookup)
-    if sal.symtab is not None and sal.line:
-        text += f" at {os.path.basename(sal.symtab.filename)}:{sal.line}"
-    return text
-
-
-def format_record(record):
-    """One line per run of equal frames: `#N kind address ...`, `#N-#M` for a repeat."""
-    bits, runs, size, problem = record
-    total = sum(count for _, _, count in runs)
-    lines = [f"CBF record: {bits}-bit, {total} frames, {size} bytes"]
-    index = 0
-    for kind, value, count in runs:
-        label = f"#{index}" if count == 1 else f"#{index}-#{index + count - 1}"
-        if kind == "omit":
-            body = f"{value} frames omitted"
-        elif kind == "truncated":
-            body = ""
-        else:
-            body = describe_address(value, kind)
-        repeat = f" (x{count})" if count > 1 else ""
-        lines.append(f"{label:<8} {kind:<9} {body}{repeat}".rstrip())
-        index += count
-    if problem:
-        lines.append(f"problem: {problem}")
-    return "\n".join(lines) + "\n"
+def _place(addr):
+    """What GDB knows of addr for the core's report: (symbol or None, its start, module,
+    file or None, line)."""
+    sym = _symbol(addr)
+    sal = gdb.find_pc_line(addr)
+    has_line = sal.symtab is not None and sal.line
+    return (sym[0] if sym else None, sym[1] if sym else 0, _module_name(addr),
+            os.path.basename(sal.symtab.filename) if has_line else None,
+            sal.line if has_line else 0)
 
 
 class _CbfDecodeCommand(gdb.Command):
@@ -135,19 +106,10 @@ kind (pc, ra, async, omit, truncated), address, symbol+offset (module) and file:
                 raise gdb.GdbError(f"unwindkit: cannot read {length} bytes at {addr:#x}: {e}")
         else:
             data = _read_window(addr, _DEFAULT_WINDOW)
-        records = _unwindkit.cbf_decode(data, len(argv) == 2)
-        out, offset = [], 0
-        for record in records:
-            if isinstance(record, str):
-                out.append(f"at {addr + offset:#x}: {record}\n")
-                break
-            if len(records) > 1:
-                out.append(f"at {addr + offset:#x}: ")
-            out.append(format_record(record))
-            offset += record[2]
-        gdb.write("".join(out))
-        if isinstance(records[-1], str):
-            raise gdb.GdbError("unwindkit: not a CBF record (bad info byte)")
+        text, error = _unwindkit.cbf_decode_text(data, len(argv) == 2, addr, _place)
+        gdb.write(text)
+        if error is not None:
+            raise gdb.GdbError(error)
 
 
 def _thread(number):
@@ -226,23 +188,17 @@ per frame)."""
         finally:
             previous.switch()
             previous_frame.select()
-        encoded = _unwindkit.cbf_encode(word_bytes * 8, frames)
+        encoded = _unwindkit.cbf_encode(word_bytes * 8, frames, thread.num, as_base64, path or "")
         if isinstance(encoded, str):
             raise gdb.GdbError(f"unwindkit: {encoded}")
-        text = _unwindkit.cbf_to_base64(encoded) if as_base64 else _unwindkit.cbf_to_hex(encoded)
-        addresses = sum(1 for kind, _ in frames if kind not in _NOT_ADDRESSES)
-        lines = [f"thread {thread.num}: {addresses} frames"]
-        if path is None:
-            lines.append(f"{'base64' if as_base64 else 'hex'}: {text}")
-        else:
+        text, data = encoded
+        if path is not None:
             try:
                 with open(path, "w" if as_base64 else "wb") as f:
-                    f.write(text + "\n" if as_base64 else encoded)
+                    f.write(_unwindkit.cbf_to_base64(data) + "\n" if as_base64 else data)
             except OSError as e:
                 raise gdb.GdbError(f"unwindkit: cannot write {path}: {e.strerror}")
-            lines.append(f"wrote {path}")
-        lines.append(f"size: {len(encoded)} bytes (plain: {addresses * word_bytes} bytes)")
-        gdb.write("\n".join(lines) + "\n")
+        gdb.write(text)
 
 
 class _CbfPrefix(gdb.Command):

@@ -139,15 +139,8 @@ Usage: unwindkit sframe check [OBJFILE]"""
         super().__init__("unwindkit sframe check", state)
 
     def invoke(self, arg, from_tty):
-        module = self._module(arg)
-        if not module.has_sframe:
-            gdb.write(f"{module.path}: no .sframe section\n")
-            return
-        problems = module.check()
-        if not problems:
-            gdb.write(f"{module.path}: .sframe OK\n")
-            return
-        gdb.write("".join(f"{module.path}: {p}\n" for p in problems))
+        text, _ = self._module(arg).check()
+        gdb.write(text)
 
 
 class _LookupCommand(gdb.Command):
@@ -167,18 +160,10 @@ ADDR is any expression, e.g. $pc or *0x401136 or a function name."""
         self._state.ensure_loaded()
         module = self._state.engine.module_for(addr)
         if module is None:
-            gdb.write(f"{_hex(addr)}: in no loaded module\n")
+            gdb.write(_unwindkit.no_module_text(addr))
             return
-        rule = module.lookup(addr)
-        if rule is None:
-            gdb.write(f"{_hex(addr)}: no SFrame row in {module.path}\n")
-        elif isinstance(rule, str):
-            gdb.write(f"{_hex(addr)}: {module.path}: {rule}\n")
-        else:
-            cfi = "GDB has DWARF CFI here" if module.has_cfi_at(addr) else "no DWARF CFI here"
-            gdb.write(f"{_hex(addr)}: {module.path}\n"
-                      f"  function [{_hex(rule.func_start)}, {_hex(rule.func_end)})\n"
-                      f"  {rule}\n  {cfi}\n")
+        text, _ = module.lookup_text(addr)
+        gdb.write(text)
 
 
 class _BacktraceCommand(gdb.Command):

@@ -49,21 +49,13 @@ of the objfile holding it is subtracted before the lookup."""
         if not arg.strip():
             raise gdb.GdbError("Usage: unwindkit trace lookup ADDR")
         addr = int(gdb.parse_and_eval(arg))
-        module, link_pc, found = self._state.locate(addr)
+        self._state.tables.ensure_loaded()
+        module = self._state.tables.engine.module_for(addr)
         if module is None:
-            gdb.write(f"{addr:#x}: in no loaded module\n")
+            gdb.write(_unwindkit.no_module_text(addr))
             return
-        table = self._state.table(module.path)
-        if not table.has_trace:
-            gdb.write(f"{addr:#x}: {module.path} has no .trace section\n")
-        elif table.error is not None:
-            gdb.write(f"{addr:#x}: {module.path}: {table.error}\n")
-        elif found is None:
-            gdb.write(f"{addr:#x}: no .trace row at {link_pc:#x} in {module.path}\n")
-        else:
-            routine, filename, line, start, begin, end = found
-            gdb.write(f"{addr:#x}: {routine or '?'}+{link_pc - start:#x} {filename}:{line} "
-                      f"[{begin:#x}, {end:#x}) in {module.path} (link-time {link_pc:#x})\n")
+        text, _ = self._state.table(module.path).lookup_text(addr, module.bias)
+        gdb.write(text)
 
 
 def register(state):

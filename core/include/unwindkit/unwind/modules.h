@@ -68,8 +68,6 @@ class Module {
   // The module's own CFI first, then its debug files' (files without CFI left out).
   Result<const std::vector<dwarf::CfiTables>*> cfi();
   bool has_cfi();
-  // Whether an FDE covers runtime address `pc` (one whose rule cannot be lowered counts too).
-  bool has_cfi_at(uint64_t pc);
 
   // Where the SFrame section is: its bytes and link-time address; nullopt when the module has
   // no .sframe section (or PT_GNU_SFRAME segment).
