@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include <chrono>
+#include <algorithm>
 
 namespace unwindkit::server {
 namespace {
@@ -13,11 +13,15 @@ constexpr size_t kMaxRequestBody = 1024;  // a debuginfod request is a GET: no b
 constexpr time_t kReadTimeoutSeconds = 5, kWriteTimeoutSeconds = 60;
 constexpr size_t kKeepAliveRequests = 100;
 constexpr const char* kCacheHeader = "X-Unwindkit-Cache";
+// The body may be compressed by the time the logger sees it: the reason travels as a header.
+constexpr const char* kReasonHeader = "X-Unwindkit-Reason";
 constexpr const char* kElfType = "application/octet-stream";
 
-// The reason for a non-200 answer goes in the body: the client shows it, the log line too.
+// The reason for a non-200 answer: in the body for the client, in the log line.
 void refuse(httplib::Response& res, int status, std::string reason) {
+  std::replace_if(reason.begin(), reason.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
   res.status = status;
+  res.set_header(kReasonHeader, reason);
   res.set_content(std::move(reason), "text/plain");
 }
 
@@ -57,7 +61,7 @@ struct DebuginfodServer::Impl {
     std::string line = fmt::format("{} {} {} {} {} bytes", req.remote_addr, req.method, req.path,
                                    res.status, res.body.size());
     if (res.has_header(kCacheHeader)) line += fmt::format(" {}", res.get_header_value(kCacheHeader));
-    if (res.status != 200) line += fmt::format(": {}", res.body);
+    if (res.has_header(kReasonHeader)) line += fmt::format(": {}", res.get_header_value(kReasonHeader));
     fmt::print(stderr, "{}\n", line);  // one write: lines of concurrent requests do not mix
   }
 };
@@ -69,7 +73,7 @@ DebuginfodServer::DebuginfodServer(const ModuleIndex& index, DebugFileCache& cac
   impl.http.Get(R"(/buildid/([^/]*)/([^/]*))",
                 [&impl](const httplib::Request& req, httplib::Response& res) { impl.buildid(req, res); });
   impl.http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty()) res.set_content(fmt::format("status {}", res.status), "text/plain");
+    if (res.body.empty()) refuse(res, res.status, fmt::format("status {}", res.status));
   });
   impl.http.set_exception_handler(
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
