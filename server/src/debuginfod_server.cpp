@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <algorithm>
 
 namespace unwindkit::server {
@@ -12,6 +14,9 @@ namespace {
 constexpr size_t kMaxRequestBody = 1024;  // a debuginfod request is a GET: no body
 constexpr time_t kReadTimeoutSeconds = 5, kWriteTimeoutSeconds = 60;
 constexpr size_t kKeepAliveRequests = 100;
+// Connections waiting to be accepted. Debian's compiled cpp-httplib listens with a backlog of
+// 5: a burst of clients overflows it and each dropped SYN costs its client a 1 s retry.
+constexpr int kListenBacklog = 1024;
 constexpr const char* kCacheHeader = "X-Unwindkit-Cache";
 // The body may be compressed by the time the logger sees it: the reason travels as a header.
 constexpr const char* kReasonHeader = "X-Unwindkit-Reason";
@@ -35,6 +40,12 @@ struct DebuginfodServer::Impl {
   DebugFileCache& cache;
   ServerOptions options;
   httplib::Server http;
+  int listen_socket = -1;
+
+  // Linux lets listen() be called again on a listening socket to change its backlog.
+  void widen_backlog() const {
+    if (listen_socket >= 0) ::listen(listen_socket, kListenBacklog);
+  }
 
   void buildid(const httplib::Request& req, httplib::Response& res) {
     const std::string id = normalize_build_id(req.matches[1].str());
@@ -80,6 +91,10 @@ DebuginfodServer::DebuginfodServer(const ModuleIndex& index, DebugFileCache& cac
         refuse(res, 500, "internal error");
       });
   impl.http.set_logger(&Impl::log);
+  impl.http.set_socket_options([&impl](socket_t sock) {
+    httplib::default_socket_options(sock);
+    impl.listen_socket = sock;
+  });
   impl.http.set_payload_max_length(kMaxRequestBody);
   impl.http.set_read_timeout(kReadTimeoutSeconds);
   impl.http.set_write_timeout(kWriteTimeoutSeconds);
@@ -95,11 +110,13 @@ Result<int> DebuginfodServer::bind() {
   if (impl.options.port == 0) {
     int port = impl.http.bind_to_any_port(impl.options.bind);
     if (port < 0) return fail("debuginfod", 0, impl.options.bind, "cannot bind");
+    impl.widen_backlog();
     return port;
   }
   if (!impl.http.bind_to_port(impl.options.bind, impl.options.port))
     return fail("debuginfod", 0, fmt::format("{}:{}", impl.options.bind, impl.options.port),
                 "cannot bind");
+  impl.widen_backlog();
   return impl.options.port;
 }
 
