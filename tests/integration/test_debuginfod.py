@@ -12,7 +12,10 @@ a free port over the stripped build's folder and its core. Then:
   (the truth: the intact copy ran separately at the same addresses), no frame more or less;
 - lldb-dap-22 with the server URL in `initCommands` gives, for every thread, the stackTrace
   lldb-dap gives on the intact copy's core (x86_64: LLDB reads qemu's AArch64 cores poorly).
-Each client gets its own empty cache folder, so nothing is shared between runs."""
+Each client gets its own empty cache folder, so nothing is shared between runs.
+And the server itself: concurrent requests for one file make it once; a restart over the same
+cache folder makes nothing again; a module whose .sframe is corrupt gets 404 and a log line
+naming the section, and the server goes on serving."""
 import http.client
 import os
 import re
@@ -20,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
@@ -61,6 +65,13 @@ class Server:
         body = r.read()
         conn.close()
         return r.status, body
+
+    def wait_log(self, count, timeout=10):
+        """The log once it has `count` request lines (the server logs after answering)."""
+        deadline = time.monotonic() + timeout
+        while sum(" GET " in line for line in self.log) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return list(self.log)
 
     def served(self, build_id):
         return any(f"/buildid/{build_id}/debuginfo 200 " in line for line in self.log)
@@ -112,8 +123,76 @@ def check_protocol(server, exe, work):
         status, body = server.get(raw)
         if status not in (400, 404) or b"root:" in body:
             problems.append(f"GET {raw} gave {status}")
-    if not any(" 404 " in line and "unknown build-id" in line for line in server.log):
+    if not any(" 404 " in line and "unknown build-id" in line for line in server.wait_log(1)):
         problems.append(f"no log line for the 404s: {server.log[-5:]}")
+    return problems
+
+
+def sframe_offset(path):
+    """File offset of the .sframe section (readelf -S)."""
+    for line in truth.run(["readelf", "-SW", path]).stdout.splitlines():
+        m = re.search(r"\] \.sframe\s+\S+\s+[0-9a-f]+ ([0-9a-f]+) ", line)
+        if m:
+            return int(m.group(1), 16)
+    raise RuntimeError(f"{path} has no .sframe")
+
+
+def check_server(exe, work):
+    """Single synthesis under concurrency, the disk cache across a restart, a corrupt
+    section; returns problems."""
+    problems = []
+    bid = build_id(exe)
+    cache = os.path.join(work, "restart-cache")
+    server = Server([exe], cache)
+    try:
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(
+            server.get(f"/buildid/{bid}/debuginfo"))) for _ in range(32)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if [s for s, _ in results] != [200] * 32 or len({b for _, b in results}) != 1:
+            problems.append(f"32 concurrent requests: {sorted(s for s, _ in results)}")
+        made = [line for line in server.wait_log(32) if line.endswith(" made")]
+        if len(made) != 1:
+            problems.append(f"32 concurrent requests made the file {len(made)} times")
+        first_body = results[0][1] if results else b""
+    finally:
+        server.stop()
+    server = Server([exe], cache)
+    try:
+        status, body = server.get(f"/buildid/{bid}/debuginfo")
+        if status != 200 or body != first_body:
+            problems.append(f"after a restart: status {status}, same file: {body == first_body}")
+        if not any(line.endswith(" disk") for line in server.wait_log(1)):
+            problems.append(f"after a restart the file did not come from the disk cache: "
+                            f"{server.log[-1:]}")
+    finally:
+        server.stop()
+
+    corrupt_dir = os.path.join(work, "corrupt")
+    os.makedirs(corrupt_dir, exist_ok=True)
+    corrupt = os.path.join(corrupt_dir, "prog")
+    with open(exe, "rb") as f:
+        data = bytearray(f.read())
+    data[sframe_offset(exe) + 2] = 0x7f  # sfp_version: no such SFrame version
+    with open(corrupt, "wb") as f:
+        f.write(data)
+    server = Server([corrupt], os.path.join(work, "corrupt-cache"))
+    try:
+        status, _ = server.get(f"/buildid/{bid}/debuginfo")
+        again, body = server.get(f"/buildid/{bid}/executable")
+        if status != 404:
+            problems.append(f"a corrupt .sframe gave {status}, not 404")
+        if again != 200 or bytes(body) != bytes(data):
+            problems.append(f"after the corrupt section the server answered {again}")
+        if not any(" 404 " in line and ".sframe" in line for line in server.wait_log(2)):
+            problems.append(f"no log line names the corrupt .sframe: {server.log}")
+    finally:
+        server.stop()
+    if server.proc.returncode not in (0, -15):
+        problems.append(f"the server ended with {server.proc.returncode}")
     return problems
 
 
@@ -167,6 +246,7 @@ def check_pair(pair, intact_core, stripped_core, work, protocol, result):
     try:
         if protocol:
             problems += check_protocol(server, pair.stripped.exe, work)
+            problems += check_server(pair.stripped.exe, work)
         gdb = truth.tools.need(pair.arch.gdb)
         want = gdb_frames(gdb, pair.intact.exe, intact_core,
                           [f"set solib-search-path {pair.intact.dir}"])
