@@ -28,6 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
 from dap_client import core_stacks  # noqa: E402
+from test_gdb_cores import frame_differences  # noqa: E402
 from truth.debuggers import HERE as TRUTH_DIR  # noqa: E402
 
 LLDB_DAP = "lldb-dap-22"
@@ -216,22 +217,15 @@ def gdb_frames(gdb, exe, core, before, env=None, early=()):
 
 
 def compare_stacks(want, got, what):
-    """Problems where `got` is not `want`. The twins are separate processes whose threads a
-    debugger may list in another order: stacks are paired in sorted order."""
+    """Problems where `got` is not `want`, including frames past the end. The twins are
+    separate processes whose threads a debugger may list in another order: stacks are paired
+    in sorted order."""
     want, got = sorted(want), sorted(got)
-    problems = []
-    if len(want) != len(got):
-        return [f"{what}: {len(want)} threads expected, {len(got)} found"]
+    problems = [f"{what} {p}" for p in frame_differences(want, got)]
     for rank, (w, g) in enumerate(zip(want, got)):
-        for level, pc in enumerate(w):
-            if level >= len(g) or g[level] != pc:
-                found = f"{g[level]:#x}" if level < len(g) else "nothing"
-                problems.append(f"{what} thread {rank} frame #{level}: want {pc:#x}, got {found}")
-                break
-        else:
-            if len(g) > len(w):
-                problems.append(f"{what} thread {rank}: {len(g) - len(w)} frames past the end "
-                                f"(#{len(w)} at {g[len(w)]:#x})")
+        if len(g) > len(w):
+            problems.append(f"{what} thread {rank}: {len(g) - len(w)} frames past the end "
+                            f"(#{len(w)} at {g[len(w)]:#x})")
     return problems
 
 

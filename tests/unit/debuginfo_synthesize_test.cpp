@@ -22,16 +22,7 @@
 namespace unwindkit {
 namespace {
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+std::string run(const std::string& command) { return test::run_output(command); }
 
 std::filesystem::path fixture(const std::string& name) {
   return test::shared_dir() / "fixtures" / "sframe-v2-x86_64" / name;
