@@ -22,7 +22,8 @@ constexpr const char* kCacheHeader = "X-Unwindkit-Cache";
 constexpr const char* kReasonHeader = "X-Unwindkit-Reason";
 constexpr const char* kElfType = "application/octet-stream";
 
-// The reason for a non-200 answer: in the body for the client, in the log line.
+// The reason for a non-200 answer: in the body for the client, in the log line. It never names
+// a path on this machine (the request's build-id says which module it is).
 void refuse(httplib::Response& res, int status, std::string reason) {
   std::replace_if(reason.begin(), reason.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
   res.status = status;
@@ -54,17 +55,17 @@ struct DebuginfodServer::Impl {
     if (kind != "debuginfo" && kind != "executable") return refuse(res, 404, "not served: " + kind);
     const IndexedModule* module = index.find(id);
     if (module == nullptr) return refuse(res, 404, "unknown build-id");
-    if (!unchanged(*module)) return refuse(res, 404, module->path + " changed since it was indexed");
+    if (!unchanged(*module)) return refuse(res, 404, "the file changed since it was indexed");
     if (kind == "executable") {
       std::string bytes;
-      if (!read_indexed_file(*module, bytes)) return refuse(res, 404, module->path + " unreadable");
+      if (!read_indexed_file(*module, bytes)) return refuse(res, 404, "the file is unreadable");
       res.set_content(std::move(bytes), kElfType);
       return;
     }
     CacheSource source = CacheSource::Made;
     CachedFile file = cache.get(*module, source);
     res.set_header(kCacheHeader, std::string(cache_source_name(source)));
-    if (!file.bytes) return refuse(res, 404, module->path + ": " + file.note);
+    if (!file.bytes) return refuse(res, 404, file.note);
     res.set_content(file.bytes->data(), file.bytes->size(), kElfType);
   }
 
