@@ -3,6 +3,7 @@
 // (server/), so that GDB, LLDB and lldb-dap unwind and name stripped modules with no plugin.
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -44,6 +45,8 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
   cmd->add_option("PATH", args->paths, "ELF files, folders (scanned recursively) and cores")
       ->required();
   cmd->callback([args, &exit_code] {
+    // A client hanging up mid-answer must not end the server.
+    std::signal(SIGPIPE, SIG_IGN);
     std::vector<std::string> notes;
     server::IndexOptions index_options;
     index_options.max_file_size = args->max_file_mib << 20;
