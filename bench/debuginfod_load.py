@@ -101,7 +101,9 @@ def load(port, ids, clients, requests, deadline):
 
 
 def made(server):
-    return sum(1 for line in server.log if "/debuginfo 200 " in line and line.rstrip().endswith(" made"))
+    """The build-ids this server synthesized, one entry per synthesis."""
+    return [re.search(r"/buildid/(\w+)/", line).group(1) for line in server.log
+            if "/debuginfo 200 " in line and line.rstrip().endswith(" made")]
 
 
 def sources(server):
@@ -142,9 +144,11 @@ def main():
     print(f"  requests/s            {len(latencies) / (t1 + t2):10.0f}")
     print(f"  latency p50 / p99     {pct(0.50):7.1f} ms / {pct(0.99):.1f} ms   (max {pct(1.0):.1f} ms)")
     print(f"  errors                {len(errors):10}" + (f"  e.g. {errors[0]}" if errors else ""))
-    print(f"  first run:  synthesized {made(first)} of {modules} modules; answers {sources(first)}")
-    print(f"  after the restart: synthesized {made(second)}; answers {sources(second)}")
-    ok = not errors and made(first) == modules and made(second) == 0
+    made_first = made(first)
+    print(f"  first run:  {len(made_first)} syntheses of {len(set(made_first))} distinct modules "
+          f"(of {modules}); answers {sources(first)}")
+    print(f"  after the restart: {len(made(second))} syntheses; answers {sources(second)}")
+    ok = not errors and sorted(made_first) == sorted(ids) and not made(second)
     print("  PASS" if ok else "  FAIL: want 0 errors, each module made once, none after the restart")
     return 0 if ok else 1
 
