@@ -11,10 +11,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "unwindkit 0.1.0");
 
   int exit_code = kExitOk;
-  static constexpr std::array<Registrar, 8> registrars = {
+  static constexpr std::array<Registrar, 9> registrars = {
       add_sframe_commands, add_bt_command,     add_compact_unwind_commands,
       add_dump_command,    add_trace_commands, add_cbf_commands,
-      add_sframe_verify_command, add_sframe_convert_command};
+      add_sframe_verify_command, add_sframe_convert_command, add_debuginfod_command};
   for (Registrar add : registrars) add(app, exit_code);
 
   try {

@@ -154,6 +154,7 @@ def unwind_info_sections(shared):
 SEEDS = {
     "fuzz_sframe": sframe_vectors,
     "fuzz_elf": elf_fixtures,
+    "fuzz_synthesize": elf_fixtures,
     "fuzz_macho": macho_builds,
     "fuzz_compact_unwind": unwind_info_sections,
     "fuzz_core": core_fixtures,

@@ -1,0 +1,48 @@
+// The debug file synthesized for one ELF module: what a debugger needs to unwind and name a
+// stripped module with no plugin, stated in the formats every debugger reads. It carries the
+// module's build-id (so GDB and LLDB accept it as that module's symbol file, e.g. when a
+// debuginfod server hands it out), `.debug_frame` made from every SFrame row plus the entry
+// point's outermost rule, `.symtab` names, and `.debug_line`/`.debug_info` from `.trace`.
+// A pure function of the module's bytes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "unwindkit/dwarf/cfi_writer.h"
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/error.h"
+#include "unwindkit/sframe/section.h"
+
+namespace unwindkit::debuginfo {
+
+// What a function known only from SFrame is called.
+enum class FallbackNames : uint8_t {
+  // `___lldb_unnamed_symbol_<hex file address>`, the name LLDB gives such a function itself.
+  Lldb,
+  // No symbol: GDB users expect `?? ()` there.
+  None,
+};
+
+struct SynthesizeOptions {
+  FallbackNames fallback_names = FallbackNames::Lldb;
+};
+
+struct DebugFile {
+  // The ELF file's bytes; empty when the module has nothing to add (no usable SFrame and no
+  // `.trace` to restate).
+  std::vector<uint8_t> bytes;
+  // Tables that were present but left out, each naming section, offset and field (an SFrame
+  // section failing the strict checks, a `.trace` that does not decode).
+  std::vector<Error> left_out;
+};
+
+// Fails when the module cannot be a symbol file's target (no build-id, not a 64-bit
+// executable or shared object of an architecture we unwind).
+Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions& options = {});
+
+// Every SFrame row as a CFI row. A PCMASK function (a PLT) repeats its rows every rep_size
+// bytes; each repetition becomes rows of its own.
+std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section);
+
+}  // namespace unwindkit::debuginfo

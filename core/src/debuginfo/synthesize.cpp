@@ -1,0 +1,169 @@
+// The synthesized debug file (see synthesize.h).
+#include "unwindkit/debuginfo/synthesize.h"
+
+#include <elf.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "unwindkit/elf/side_file.h"
+#include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/sframe.h"
+#include "unwindkit/sframe/validate.h"
+#include "unwindkit/trace/constants.h"
+#include "unwindkit/trace/decode.h"
+#include "unwindkit/trace/to_dwarf.h"
+#include "unwindkit/unwind/entry_point.h"
+
+namespace unwindkit::debuginfo {
+namespace {
+
+// LLDB refuses a symbol file with no symbols at all ("does not match any existing module"):
+// one absolute marker makes it acceptable without naming any code.
+constexpr const char* kNoFunctionsMarker = "__unwindkit_synthesized";
+
+// The module's allocated sections, as placeholders: debuggers map a symbol file's symbols onto
+// the module's sections by name and address.
+std::vector<elf::SideFileSection> allocated_sections(const elf::ElfFile& module) {
+  std::vector<elf::SideFileSection> out;
+  for (const elf::Section& s : module.sections()) {
+    if (!(s.flags & SHF_ALLOC) || s.addr == 0 || !s.name.starts_with('.')) continue;
+    out.push_back({s.name, s.flags & (SHF_ALLOC | SHF_WRITE | SHF_EXECINSTR), s.addr, s.size,
+                   std::max<uint64_t>(1, s.addralign)});
+  }
+  return out;
+}
+
+// Function names the module's own symbols give (.symtab, else .dynsym), by start address.
+std::map<uint64_t, std::string> function_names(const elf::ElfFile& module) {
+  std::map<uint64_t, std::string> names;
+  auto symbols = module.symbols();
+  if (!symbols) return names;
+  for (const elf::Symbol& sym : *symbols)
+    if ((sym.type == STT_FUNC || sym.type == STT_GNU_IFUNC) && sym.shndx != SHN_UNDEF &&
+        !sym.name.empty())
+      names.emplace(sym.value, sym.name);
+  return names;
+}
+
+// The module's SFrame rows as CFI, when its section passes the strict checks; a problem found
+// goes to `left_out` and gives no CFI at all (a debugger is better off with none than wrong).
+std::optional<sframe::Section> usable_sframe(const elf::ElfFile& module,
+                                             std::vector<Error>& left_out) {
+  const elf::Section* section = module.section(sframe::kSectionName);
+  if (section == nullptr || section->type == elf::kSectionNoBits) return std::nullopt;
+  std::vector<sframe::AddressRange> code;
+  for (const elf::Section& s : module.sections())
+    if ((s.flags & SHF_ALLOC) && (s.flags & SHF_EXECINSTR)) code.push_back({s.addr, s.addr + s.size});
+  std::vector<Error> problems = sframe::validate(section->data, section->addr, code);
+  if (!problems.empty()) {
+    left_out.push_back(std::move(problems.front()));
+    return std::nullopt;
+  }
+  auto decoded = sframe::decode(section->data, section->addr);
+  if (!decoded) {
+    left_out.push_back(decoded.error());
+    return std::nullopt;
+  }
+  return std::move(*decoded);
+}
+
+// `.trace` restated as DWARF, and its routines' names with their extents, when the module has
+// no DWARF of its own (which a debugger would then read instead).
+void add_trace(const elf::ElfFile& module, elf::SideFileSpec& spec,
+               std::map<uint64_t, elf::SideFileSymbol>& routines, std::vector<Error>& left_out) {
+  const elf::Section* section = module.section(trace::kSectionName);
+  if (section == nullptr || module.section(".debug_info") != nullptr) return;
+  auto decoded = trace::decode(section->data, module.is_64() ? 8 : 4);
+  if (!decoded) {
+    left_out.push_back(decoded.error());
+    return;
+  }
+  for (const auto& m : decoded->modules)
+    for (const auto& r : m.routines)
+      if (!r.name.empty()) routines.emplace(r.start, elf::SideFileSymbol{r.name, r.start, 0});
+  for (const auto& row : decoded->rows) {
+    if (row.routine == trace::kNone) continue;
+    const auto& r = decoded->modules[row.module].routines[row.routine];
+    auto it = routines.find(r.start);
+    if (it != routines.end()) it->second.size = std::max(it->second.size, row.end - r.start);
+  }
+  auto dwarf = trace::to_dwarf(*decoded, spec.endian);
+  spec.debug_sections = {{".debug_abbrev", std::move(dwarf.debug_abbrev)},
+                         {".debug_info", std::move(dwarf.debug_info)},
+                         {".debug_line", std::move(dwarf.debug_line)}};
+}
+
+}  // namespace
+
+std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section) {
+  std::vector<dwarf::CfiFunction> out;
+  for (const sframe::Fde& fde : section.fdes) {
+    dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
+    const uint32_t rep = fde.pcmask() ? section.rep_size(fde) : 0;
+    const uint32_t blocks = rep != 0 ? (fde.size + rep - 1) / rep : 1;
+    for (uint32_t block = 0; block < blocks; ++block) {
+      for (const sframe::Fre& fre : fde.fres) {
+        const uint64_t address = fde.func_start + uint64_t{block} * rep + fre.start_offset;
+        if (address >= fde.func_end()) continue;
+        auto rule = sframe::lookup(section, address);
+        if (rule && *rule) fn.rows.push_back({address, **rule});
+      }
+    }
+    if (!fn.rows.empty()) out.push_back(std::move(fn));
+  }
+  return out;
+}
+
+Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions& options) {
+  auto build_id = module.build_id();
+  if (!build_id || build_id->empty())
+    return fail("ELF", 0, "NT_GNU_BUILD_ID", "the module has no build-id");
+  const std::optional<Arch> arch = module.arch();
+  if (!module.is_64() || (module.type() != elf::kTypeExec && module.type() != elf::kTypeDyn) ||
+      (arch != Arch::X86_64 && arch != Arch::AArch64 && arch != Arch::S390x))
+    return fail("ELF", 0, "e_machine", "not a 64-bit executable or shared object we unwind");
+
+  DebugFile out;
+  elf::SideFileSpec spec;
+  spec.machine = module.machine();
+  spec.type = module.type();
+  spec.endian = module.endian();
+  spec.build_id = std::move(*build_id);
+  spec.sections = allocated_sections(module);
+
+  std::map<uint64_t, elf::SideFileSymbol> routines;  // by start: .trace's names win
+  add_trace(module, spec, routines, out.left_out);
+
+  if (auto sframe = usable_sframe(module, out.left_out)) {
+    std::vector<dwarf::CfiFunction> functions = cfi_functions(*sframe);
+    if (auto rule = unwind::entry_point_rule(module)) {
+      dwarf::CfiFunction fn{rule->func_start, rule->func_end, {{rule->func_start, *rule}}};
+      functions.insert(std::upper_bound(functions.begin(), functions.end(), fn,
+                                        [](const auto& a, const auto& b) { return a.start < b.start; }),
+                       std::move(fn));
+    }
+    const std::map<uint64_t, std::string> names = function_names(module);
+    for (const dwarf::CfiFunction& fn : functions) {
+      if (routines.contains(fn.start)) continue;
+      auto it = names.find(fn.start);
+      if (it != names.end())
+        spec.functions.push_back({it->second, fn.start, fn.end - fn.start});
+      else if (options.fallback_names == FallbackNames::Lldb)
+        spec.functions.push_back(
+            {fmt::format("___lldb_unnamed_symbol_{:x}", fn.start), fn.start, fn.end - fn.start});
+    }
+    spec.debug_frame = dwarf::write_debug_frame(functions, {sframe->arch(), sframe->endian, 8});
+  }
+  if (spec.debug_frame.empty() && spec.debug_sections.empty()) return out;  // nothing to add
+
+  for (auto& [start, symbol] : routines) spec.functions.push_back(std::move(symbol));
+  if (spec.functions.empty()) spec.functions.push_back({kNoFunctionsMarker, 0, 0});
+  out.bytes = elf::write_side_file(spec);
+  return out;
+}
+
+}  // namespace unwindkit::debuginfo

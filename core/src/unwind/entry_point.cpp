@@ -1,0 +1,51 @@
+// The outermost rule at e_entry (see entry_point.h).
+#include "unwindkit/unwind/entry_point.h"
+
+#include <elf.h>
+
+#include <algorithm>
+
+#include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/sframe.h"
+#include "unwindkit/stepper.h"
+
+namespace unwindkit::unwind {
+
+std::optional<UnwindRule> entry_point_rule(const elf::ElfFile& file) {
+  const uint64_t entry = file.entry();
+  const std::optional<Arch> arch = file.arch();
+  if (entry == 0 || (arch != Arch::X86_64 && arch != Arch::AArch64)) return std::nullopt;
+  uint64_t end = 0;
+  for (const elf::Section& s : file.sections())
+    if ((s.flags & SHF_ALLOC) && (s.flags & SHF_EXECINSTR) && entry >= s.addr &&
+        entry - s.addr < s.size)
+      end = s.addr + s.size;
+  if (end == 0) return std::nullopt;
+
+  if (const elf::Section* section = file.section(sframe::kSectionName)) {
+    if (auto decoded = sframe::decode(section->data, section->addr)) {
+      for (const sframe::Fde& fde : decoded->fdes) {
+        if (entry >= fde.func_start && entry < fde.func_end()) return std::nullopt;
+        if (fde.func_start > entry) end = std::min(end, fde.func_start);
+      }
+    }
+  }
+  if (auto symbols = file.symbols()) {
+    for (const elf::Symbol& sym : *symbols) {
+      bool code = sym.type == STT_FUNC || sym.type == STT_GNU_IFUNC;
+      if (code && sym.size != 0 && entry >= sym.value && entry - sym.value < sym.size)
+        end = std::min(end, sym.value + sym.size);
+    }
+  }
+
+  UnwindRule rule;
+  rule.arch = *arch;
+  rule.cfa = {CfaRule::Kind::RegOffset, RegisterSet(*arch).sp_reg(),
+              *arch == Arch::X86_64 ? int64_t{arch_word_size(*arch)} : 0};
+  rule.ra = RegRule::undefined();
+  rule.func_start = entry;
+  rule.func_end = end;
+  return rule;
+}
+
+}  // namespace unwindkit::unwind

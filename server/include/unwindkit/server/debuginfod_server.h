@@ -1,0 +1,38 @@
+// The debuginfod HTTP front: GET /buildid/<id>/debuginfo (a synthesized debug file) and
+// /buildid/<id>/executable (the indexed file itself), one log line per request on stderr.
+// cpp-httplib does the HTTP; this file only routes and bounds.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "unwindkit/error.h"
+#include "unwindkit/server/debug_file_cache.h"
+#include "unwindkit/server/module_index.h"
+
+namespace unwindkit::server {
+
+struct ServerOptions {
+  std::string bind = "127.0.0.1";
+  int port = 8002;      // 0: any free port
+  size_t threads = 16;  // requests served at once
+};
+
+class DebuginfodServer {
+ public:
+  DebuginfodServer(const ModuleIndex& index, DebugFileCache& cache, ServerOptions options);
+  ~DebuginfodServer();
+
+  // Binds the socket; returns the port bound.
+  Result<int> bind();
+  // Serves until stop(); false if it could not.
+  bool run();
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace unwindkit::server

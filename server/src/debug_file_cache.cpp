@@ -1,0 +1,142 @@
+// The synthesized-file cache (see debug_file_cache.h).
+#include "unwindkit/server/debug_file_cache.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "unwindkit/elf/elf_file.h"
+
+namespace unwindkit::server {
+namespace {
+
+// Bumped whenever synthesized files change, so stale disk entries are not reused.
+constexpr int kFormat = 1;
+constexpr const char* kFileSuffix = ".debug";
+constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the reason
+
+bool read_whole(const std::filesystem::path& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+// Written under a temporary name and renamed: a reader (or a restart) never sees half a file.
+void write_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  auto tmp = path;
+  tmp += fmt::format(".tmp{}.{}", ::getpid(), std::hash<std::string_view>{}(bytes));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+// `durable` is false when the answer says nothing about the indexed content (a file that
+// changed since it was indexed), so it is not kept on disk.
+CachedFile synthesize_file(const IndexedModule& module, const debuginfo::SynthesizeOptions& options,
+                           bool& durable) {
+  std::string image;
+  durable = read_indexed_file(module, image);
+  if (!durable) return {nullptr, "the file changed since it was indexed"};
+  auto bytes = std::make_shared<const std::vector<uint8_t>>(image.begin(), image.end());
+  auto file = elf::ElfFile::parse(bytes, module.path);
+  if (!file) return {nullptr, file.error().to_string()};
+  auto made = debuginfo::synthesize(*file, options);
+  if (!made) return {nullptr, made.error().to_string()};
+  std::string note;
+  for (const Error& e : made->left_out) note += (note.empty() ? "" : "; ") + e.to_string();
+  if (made->bytes.empty())
+    return {nullptr, note.empty() ? "nothing to add (no SFrame, no .trace)" : "left out: " + note};
+  return {std::make_shared<const std::string>(made->bytes.begin(), made->bytes.end()),
+          note.empty() ? "" : "left out: " + note};
+}
+
+}  // namespace
+
+std::string_view cache_source_name(CacheSource source) {
+  switch (source) {
+    case CacheSource::Made: return "made";
+    case CacheSource::Memory: return "memory";
+    case CacheSource::Disk: return "disk";
+  }
+  return "?";
+}
+
+DebugFileCache::DebugFileCache(std::optional<std::filesystem::path> dir,
+                               debuginfo::SynthesizeOptions options)
+    : dir_(std::move(dir)), options_(options) {
+  if (dir_) {
+    std::error_code ec;
+    std::filesystem::create_directories(*dir_, ec);
+  }
+}
+
+// Build-id and content: a rebuilt file with a reused build-id gets a file of its own.
+std::string DebugFileCache::key(const IndexedModule& module) const {
+  return fmt::format("{}-{}.v{}.{}", module.build_id, module.content_hash.substr(0, 32), kFormat,
+                     options_.fallback_names == debuginfo::FallbackNames::Lldb ? "lldb" : "plain");
+}
+
+std::optional<CachedFile> DebugFileCache::load(const std::string& key) const {
+  if (!dir_) return std::nullopt;
+  std::string bytes;
+  if (read_whole(*dir_ / (key + kFileSuffix), bytes))
+    return CachedFile{std::make_shared<const std::string>(std::move(bytes)), ""};
+  if (read_whole(*dir_ / (key + kNothingSuffix), bytes)) return CachedFile{nullptr, bytes};
+  return std::nullopt;
+}
+
+void DebugFileCache::store(const std::string& key, const CachedFile& file) const {
+  if (!dir_) return;
+  if (file.bytes)
+    write_atomically(*dir_ / (key + kFileSuffix), *file.bytes);
+  else
+    write_atomically(*dir_ / (key + kNothingSuffix), file.note);
+}
+
+CachedFile DebugFileCache::load_or_make(const IndexedModule& module, const std::string& key,
+                                        CacheSource& source) {
+  if (auto cached = load(key)) {
+    source = CacheSource::Disk;
+    return *cached;
+  }
+  source = CacheSource::Made;
+  bool durable = false;
+  CachedFile file = synthesize_file(module, options_, durable);
+  ++made_;
+  if (durable) store(key, file);
+  return file;
+}
+
+CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source) {
+  const std::string k = key(module);
+  std::shared_future<CachedFile> future;
+  std::optional<std::promise<CachedFile>> promise;  // set when this request makes the file
+  {
+    std::lock_guard lock(mutex_);
+    auto [it, added] = files_.try_emplace(k);
+    if (added) it->second = promise.emplace().get_future().share();
+    future = it->second;
+  }
+  if (!promise) {  // another request made it, or is making it: wait for that one
+    source = CacheSource::Memory;
+    return future.get();
+  }
+  CachedFile file;
+  try {
+    file = load_or_make(module, k, source);
+  } catch (const std::exception& e) {  // out of memory: a 404 for this request, not a crash
+    file = {nullptr, e.what()};
+  }
+  promise->set_value(file);
+  return file;
+}
+
+}  // namespace unwindkit::server

@@ -1,0 +1,128 @@
+// The debuginfod HTTP front (see debuginfod_server.h).
+#include "unwindkit/server/debuginfod_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <sys/socket.h>
+
+#include <algorithm>
+
+namespace unwindkit::server {
+namespace {
+
+constexpr size_t kMaxRequestBody = 1024;  // a debuginfod request is a GET: no body
+constexpr time_t kReadTimeoutSeconds = 5, kWriteTimeoutSeconds = 60;
+constexpr size_t kKeepAliveRequests = 100;
+// Connections waiting to be accepted. Debian's compiled cpp-httplib listens with a backlog of
+// 5: a burst of clients overflows it and each dropped SYN costs its client a 1 s retry.
+constexpr int kListenBacklog = 1024;
+constexpr const char* kCacheHeader = "X-Unwindkit-Cache";
+// The body may be compressed by the time the logger sees it: the reason travels as a header.
+constexpr const char* kReasonHeader = "X-Unwindkit-Reason";
+constexpr const char* kElfType = "application/octet-stream";
+
+// The reason for a non-200 answer: in the body for the client, in the log line. It never names
+// a path on this machine (the request's build-id says which module it is).
+void refuse(httplib::Response& res, int status, std::string reason) {
+  std::replace_if(reason.begin(), reason.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
+  res.status = status;
+  res.set_header(kReasonHeader, reason);
+  res.set_content(std::move(reason), "text/plain");
+}
+
+}  // namespace
+
+struct DebuginfodServer::Impl {
+  Impl(const ModuleIndex& i, DebugFileCache& c, ServerOptions o)
+      : index(i), cache(c), options(std::move(o)) {}
+
+  const ModuleIndex& index;
+  DebugFileCache& cache;
+  ServerOptions options;
+  httplib::Server http;
+  int listen_socket = -1;
+
+  // Linux lets listen() be called again on a listening socket to change its backlog.
+  void widen_backlog() const {
+    if (listen_socket >= 0) ::listen(listen_socket, kListenBacklog);
+  }
+
+  void buildid(const httplib::Request& req, httplib::Response& res) {
+    const std::string id = normalize_build_id(req.matches[1].str());
+    const std::string kind = req.matches[2].str();
+    if (id.empty()) return refuse(res, 400, "not a build-id");
+    if (kind != "debuginfo" && kind != "executable") return refuse(res, 404, "not served: " + kind);
+    const IndexedModule* module = index.find(id);
+    if (module == nullptr) return refuse(res, 404, "unknown build-id");
+    if (!unchanged(*module)) return refuse(res, 404, "the file changed since it was indexed");
+    if (kind == "executable") {
+      std::string bytes;
+      if (!read_indexed_file(*module, bytes)) return refuse(res, 404, "the file is unreadable");
+      res.set_content(std::move(bytes), kElfType);
+      return;
+    }
+    CacheSource source = CacheSource::Made;
+    CachedFile file = cache.get(*module, source);
+    res.set_header(kCacheHeader, std::string(cache_source_name(source)));
+    if (!file.bytes) return refuse(res, 404, file.note);
+    res.set_content(file.bytes->data(), file.bytes->size(), kElfType);
+  }
+
+  static void log(const httplib::Request& req, const httplib::Response& res) {
+    std::string line = fmt::format("{} {} {} {} {} bytes", req.remote_addr, req.method, req.path,
+                                   res.status, res.body.size());
+    if (res.has_header(kCacheHeader)) line += fmt::format(" {}", res.get_header_value(kCacheHeader));
+    if (res.has_header(kReasonHeader)) line += fmt::format(": {}", res.get_header_value(kReasonHeader));
+    fmt::print(stderr, "{}\n", line);  // one write: lines of concurrent requests do not mix
+  }
+};
+
+DebuginfodServer::DebuginfodServer(const ModuleIndex& index, DebugFileCache& cache,
+                                   ServerOptions options)
+    : impl_(std::make_unique<Impl>(index, cache, std::move(options))) {
+  Impl& impl = *impl_;
+  impl.http.Get(R"(/buildid/([^/]*)/([^/]*))",
+                [&impl](const httplib::Request& req, httplib::Response& res) { impl.buildid(req, res); });
+  impl.http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) refuse(res, res.status, fmt::format("status {}", res.status));
+  });
+  impl.http.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        refuse(res, 500, "internal error");
+      });
+  impl.http.set_logger(&Impl::log);
+  impl.http.set_socket_options([&impl](socket_t sock) {
+    httplib::default_socket_options(sock);
+    impl.listen_socket = sock;
+  });
+  impl.http.set_payload_max_length(kMaxRequestBody);
+  impl.http.set_read_timeout(kReadTimeoutSeconds);
+  impl.http.set_write_timeout(kWriteTimeoutSeconds);
+  impl.http.set_keep_alive_max_count(kKeepAliveRequests);
+  const size_t threads = std::max<size_t>(1, impl.options.threads);
+  impl.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+}
+
+DebuginfodServer::~DebuginfodServer() = default;
+
+Result<int> DebuginfodServer::bind() {
+  Impl& impl = *impl_;
+  if (impl.options.port == 0) {
+    int port = impl.http.bind_to_any_port(impl.options.bind);
+    if (port < 0) return fail("debuginfod", 0, impl.options.bind, "cannot bind");
+    impl.widen_backlog();
+    return port;
+  }
+  if (!impl.http.bind_to_port(impl.options.bind, impl.options.port))
+    return fail("debuginfod", 0, fmt::format("{}:{}", impl.options.bind, impl.options.port),
+                "cannot bind");
+  impl.widen_backlog();
+  return impl.options.port;
+}
+
+bool DebuginfodServer::run() { return impl_->http.listen_after_bind(); }
+
+void DebuginfodServer::stop() { impl_->http.stop(); }
+
+}  // namespace unwindkit::server

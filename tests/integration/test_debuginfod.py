@@ -1,0 +1,358 @@
+#!/usr/bin/python3.11
+"""`unwindkit debuginfod` with the real clients and no plugin loaded.
+
+For every truth program (tests/programs, built intact and stripped of symbols and .eh_frame
+with .sframe kept, and crashed to cores; see truth/) and the shared fixtures, a server runs on
+a free port over the stripped build's folder and its core. Then:
+- elfutils' `debuginfod-find debuginfo ID` fetches a file that readelf reads, that has
+  `.debug_frame` and the program's build-id; `executable` gives the indexed file byte for byte;
+  unknown build-ids get 404; malformed ids and traversal attempts get 400/404;
+- GDB (gdb, or gdb-multiarch for AArch64) with `set debuginfod enabled on` and
+  DEBUGINFOD_URLS on the stripped core gives every frame's PC of GDB on the intact copy's core
+  (the truth: the intact copy ran separately at the same addresses), no frame more or less;
+- lldb-dap-22 with the server URL in `initCommands` gives, for every thread, the stackTrace
+  lldb-dap gives on the intact copy's core (x86_64: LLDB reads qemu's AArch64 cores poorly).
+Each client gets its own empty cache folder, so nothing is shared between runs.
+And the server itself: given only a core, it serves the files the core mapped (NT_FILE);
+concurrent requests for one file make it once; a restart over the same
+cache folder makes nothing again; a module whose .sframe is corrupt gets 404 and a log line
+naming the section, and the server goes on serving."""
+import http.client
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import truth  # noqa: E402
+from dap_client import core_stacks  # noqa: E402
+from test_gdb_cores import frame_differences  # noqa: E402
+from truth.debuggers import HERE as TRUTH_DIR  # noqa: E402
+
+LLDB_DAP = "lldb-dap-22"
+
+
+class Server:
+    """`unwindkit debuginfod --port 0` over `paths`; its log lines are kept in `log`."""
+
+    def __init__(self, paths, cache_dir, extra=()):
+        self.proc = subprocess.Popen(
+            [os.environ["UNWINDKIT"], "debuginfod", "--port", "0", "--cache", cache_dir,
+             *extra, *paths],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+        first = self.proc.stdout.readline().strip()
+        m = re.fullmatch(r"listening on http://127\.0\.0\.1:(\d+)", first)
+        if not m:
+            self.stop()
+            raise RuntimeError(f"unexpected first line {first!r}: {self.proc.stderr.read()}")
+        self.port = int(m.group(1))
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = []
+        self._reader = threading.Thread(target=self._read_log, daemon=True)
+        self._reader.start()
+
+    def _read_log(self):
+        for line in self.proc.stderr:
+            self.log.append(line.rstrip("\n"))
+
+    def get(self, raw_path):
+        """(status, body) for a GET of `raw_path` exactly as given (no client normalising)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        conn.putrequest("GET", raw_path, skip_accept_encoding=True)
+        conn.endheaders()
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        return r.status, body
+
+    def wait_log(self, count, timeout=10):
+        """The log once it has `count` request lines (the server logs after answering)."""
+        deadline = time.monotonic() + timeout
+        while sum(" GET " in line for line in self.log) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return list(self.log)
+
+    def served(self, build_id):
+        return any(f"/buildid/{build_id}/debuginfo 200 " in line for line in self.log)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def build_id(path):
+    out = truth.run(["readelf", "-n", path]).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    return m.group(1) if m else None
+
+
+def check_protocol(server, exe, work):
+    """debuginfod-find and raw requests against the server; returns problems."""
+    problems = []
+    bid = build_id(exe)
+    env = dict(os.environ, DEBUGINFOD_URLS=server.url,
+               DEBUGINFOD_CACHE_PATH=os.path.join(work, "find-cache"))
+    find = truth.tools.need("debuginfod-find")
+    p = truth.run([find, "debuginfo", bid], env=env, check=False)
+    path = p.stdout.strip()
+    if p.returncode != 0 or not os.path.isfile(path):
+        return [f"debuginfod-find debuginfo {bid}: exit {p.returncode} {p.stderr.strip()}"]
+    sections = truth.run(["readelf", "-SW", path]).stdout
+    if not re.search(r"\] \.debug_frame\s+PROGBITS", sections):
+        problems.append(f"the fetched file has no .debug_frame:\n{sections}")
+    if build_id(path) != bid:
+        problems.append(f"the fetched file's build-id is {build_id(path)}, not {bid}")
+    frames = truth.run(["readelf", "--debug-dump=frames", path]).stdout
+    if frames.count(" FDE ") < 3:
+        problems.append(f"the fetched .debug_frame has {frames.count(' FDE ')} FDEs")
+    p = truth.run([find, "executable", bid], env=env, check=False)
+    with open(exe, "rb") as a, open(p.stdout.strip() or os.devnull, "rb") as b:
+        if p.returncode != 0 or a.read() != b.read():
+            problems.append(f"debuginfod-find executable {bid} is not the indexed file")
+    unknown = "00" * 20
+    p = truth.run([find, "debuginfo", unknown], env=env, check=False)
+    if p.returncode == 0:
+        problems.append(f"debuginfod-find found the unknown build-id {unknown}")
+    if server.get(f"/buildid/{unknown}/debuginfo")[0] != 404:
+        problems.append("an unknown build-id did not get 404")
+    for raw in ("/buildid/../../../../etc/passwd", "/buildid/..%2f..%2f..%2fetc%2fpasswd/debuginfo",
+                f"/buildid/{bid}/../../../../etc/passwd", f"/buildid/{bid}/source/../../etc/passwd",
+                f"/buildid/{bid}/source/%2fetc%2fpasswd", "/buildid/zz/debuginfo",
+                f"/buildid/{bid}x/debuginfo", "/../../etc/passwd", "/buildid//debuginfo"):
+        status, body = server.get(raw)
+        if status not in (400, 404) or b"root:" in body:
+            problems.append(f"GET {raw} gave {status}")
+    if not any(" 404 " in line and "unknown build-id" in line for line in server.wait_log(1)):
+        problems.append(f"no log line for the 404s: {server.log[-5:]}")
+    return problems
+
+
+def sframe_offset(path):
+    """File offset of the .sframe section (readelf -S)."""
+    for line in truth.run(["readelf", "-SW", path]).stdout.splitlines():
+        m = re.search(r"\] \.sframe\s+\S+\s+[0-9a-f]+ ([0-9a-f]+) ", line)
+        if m:
+            return int(m.group(1), 16)
+    raise RuntimeError(f"{path} has no .sframe")
+
+
+def check_server(exe, work):
+    """Single synthesis under concurrency, the disk cache across a restart, a corrupt
+    section; returns problems."""
+    problems = []
+    bid = build_id(exe)
+    cache = os.path.join(work, "restart-cache")
+    server = Server([exe], cache)
+    try:
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(
+            server.get(f"/buildid/{bid}/debuginfo"))) for _ in range(32)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if [s for s, _ in results] != [200] * 32 or len({b for _, b in results}) != 1:
+            problems.append(f"32 concurrent requests: {sorted(s for s, _ in results)}")
+        made = [line for line in server.wait_log(32) if line.endswith(" made")]
+        if len(made) != 1:
+            problems.append(f"32 concurrent requests made the file {len(made)} times")
+        first_body = results[0][1] if results else b""
+    finally:
+        server.stop()
+    server = Server([exe], cache)
+    try:
+        status, body = server.get(f"/buildid/{bid}/debuginfo")
+        if status != 200 or body != first_body:
+            problems.append(f"after a restart: status {status}, same file: {body == first_body}")
+        if not any(line.endswith(" disk") for line in server.wait_log(1)):
+            problems.append(f"after a restart the file did not come from the disk cache: "
+                            f"{server.log[-1:]}")
+    finally:
+        server.stop()
+
+    corrupt_dir = os.path.join(work, "corrupt")
+    os.makedirs(corrupt_dir, exist_ok=True)
+    corrupt = os.path.join(corrupt_dir, "prog")
+    with open(exe, "rb") as f:
+        data = bytearray(f.read())
+    data[sframe_offset(exe) + 2] = 0x7f  # sfp_version: no such SFrame version
+    with open(corrupt, "wb") as f:
+        f.write(data)
+    server = Server([corrupt], os.path.join(work, "corrupt-cache"))
+    try:
+        status, _ = server.get(f"/buildid/{bid}/debuginfo")
+        again, body = server.get(f"/buildid/{bid}/executable")
+        if status != 404:
+            problems.append(f"a corrupt .sframe gave {status}, not 404")
+        if again != 200 or bytes(body) != bytes(data):
+            problems.append(f"after the corrupt section the server answered {again}")
+        if not any(" 404 " in line and ".sframe" in line for line in server.wait_log(2)):
+            problems.append(f"no log line names the corrupt .sframe: {server.log}")
+    finally:
+        server.stop()
+    if server.proc.returncode not in (0, -15):
+        problems.append(f"the server ended with {server.proc.returncode}")
+    return problems
+
+
+def gdb_frames(gdb, exe, core, before, env=None, early=()):
+    """{thread rank: [(pc, name)]} through GDB's frame API (truth/gdb_frames.py)."""
+    cmd = [gdb, "-nx", "-batch"]
+    for c in early:
+        cmd += ["-iex", c]
+    cmd += ["-ex", "set pagination off"]
+    for c in before:
+        cmd += ["-ex", c]
+    cmd += [exe, core, "-x", os.path.join(TRUTH_DIR, "gdb_frames.py")]
+    out = truth.run(cmd, env=env, timeout=600, check=False).stdout
+    threads = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[0] == "FRAME":
+            threads.setdefault(int(parts[1]), []).append((int(parts[3], 16), parts[4]))
+    # Twins are separate processes: thread ids differ, their order does not.
+    return [threads[tid] for tid in sorted(threads)]
+
+
+def compare_stacks(want, got, what):
+    """Problems where `got` is not `want`, including frames past the end. The twins are
+    separate processes whose threads a debugger may list in another order: stacks are paired
+    in sorted order."""
+    want, got = sorted(want), sorted(got)
+    problems = [f"{what} {p}" for p in frame_differences(want, got)]
+    for rank, (w, g) in enumerate(zip(want, got)):
+        if len(g) > len(w):
+            problems.append(f"{what} thread {rank}: {len(g) - len(w)} frames past the end "
+                            f"(#{len(w)} at {g[len(w)]:#x})")
+    return problems
+
+
+class Result:
+    gdb_alone_right = False  # GDB without the server already gives the truth on this pair
+
+
+def check_core_index(exe, core, work):
+    """A server given only the core indexes the files it mapped (NT_FILE)."""
+    server = Server([core], os.path.join(work, "core-only-cache"))
+    try:
+        bid = build_id(exe)
+        status, body = server.get(f"/buildid/{bid}/executable")
+        with open(exe, "rb") as f:
+            if status != 200 or body != f.read():
+                return [f"a server given only the core does not serve its program: {status}"]
+        if server.get(f"/buildid/{bid}/debuginfo")[0] != 200:
+            return ["a server given only the core does not synthesize its program's file"]
+    finally:
+        server.stop()
+    return []
+
+
+def check_pair(pair, intact_core, stripped_core, work, protocol, result):
+    problems = []
+    os.makedirs(work, exist_ok=True)
+    # The shared fixtures' cores name a folder that no longer exists; qemu's have no NT_FILE.
+    if pair.arch is truth.X86_64 and not pair.name.startswith("fixture"):
+        problems += check_core_index(pair.stripped.exe, stripped_core, work)
+    server = Server([pair.stripped.dir, stripped_core], os.path.join(work, "server-cache"))
+    try:
+        if protocol:
+            problems += check_protocol(server, pair.stripped.exe, work)
+            problems += check_server(pair.stripped.exe, work)
+        gdb = truth.tools.need(pair.arch.gdb)
+        want = gdb_frames(gdb, pair.intact.exe, intact_core,
+                          [f"set solib-search-path {pair.intact.dir}"])
+        if not want or not want[0] or want[0][-1][1] != "_start":
+            raise truth.Skip(f"GDB on the intact core does not end at _start: {want[:1]}")
+        env = dict(os.environ, DEBUGINFOD_URLS=server.url,
+                   DEBUGINFOD_CACHE_PATH=os.path.join(work, "gdb-cache"))
+        got = gdb_frames(gdb, pair.stripped.exe, stripped_core,
+                         [f"set solib-search-path {pair.stripped.dir}"], env,
+                         early=["set debuginfod enabled on"])
+        want_pcs = [[pc for pc, _ in t] for t in want]
+        problems += compare_stacks(want_pcs, [[pc for pc, _ in t] for t in got], "gdb")
+        alone = gdb_frames(gdb, pair.stripped.exe, stripped_core,
+                           [f"set solib-search-path {pair.stripped.dir}"],
+                           dict(os.environ, DEBUGINFOD_URLS=""))
+        result.gdb_alone_right = not compare_stacks(want_pcs, [[pc for pc, _ in t] for t in alone],
+                                                    "gdb alone")
+        line = f"     {pair.name}: gdb {sum(len(t) for t in got)} frames"
+        if result.gdb_alone_right:
+            line += " (GDB alone gets them too)"
+        if not server.served(build_id(pair.stripped.exe)):
+            problems.append("GDB never fetched the program's debuginfo")
+
+        if pair.arch is truth.X86_64:
+            dap = truth.tools.need(LLDB_DAP)
+
+            def search(build):
+                return [f"settings append target.exec-search-paths {d}"
+                        for d in [build.dir, *build.search_dirs]]
+            lldb_want = core_stacks(dap, pair.intact.exe, intact_core, search(pair.intact))
+            lldb_got = core_stacks(dap, pair.stripped.exe, stripped_core, [
+                f"settings set plugin.symbol-locator.debuginfod.server-urls {server.url}",
+                "settings set plugin.symbol-locator.debuginfod.cache-path "
+                + os.path.join(work, "lldb-cache"),
+                *search(pair.stripped)])
+            problems += compare_stacks(lldb_want, lldb_got, "lldb-dap")
+            line += f", lldb-dap {sum(len(t) for t in lldb_got)} frames"
+        print(line)
+    finally:
+        server.stop()
+    return problems
+
+
+def main():
+    src = os.path.join(os.environ["UNWINDKIT_SOURCE_DIR"], "tests", "programs")
+    only = sys.argv[1:]
+    failed, ran, alone_right = [], 0, 0
+    with tempfile.TemporaryDirectory(prefix="uk-debuginfod-") as work:
+        jobs = []
+        if not only:
+            shared = os.environ["UNWINDKIT_SHARED_DIR"]
+            jobs.append((truth.X86_64, None, truth.fixture_pair(shared, truth.X86_64)))
+            jobs.append((truth.AARCH64, None, truth.fixture_pair(shared, truth.AARCH64)))
+        for arch in (truth.X86_64, truth.AARCH64):
+            for case in truth.cases_for(arch.name):
+                reason = dict(case.no_truth).get(arch.name)
+                if reason:
+                    print(f"SKIP {arch.name} {case.name}: {reason}")
+                elif case.keep_eh_frame:
+                    print(f"SKIP {arch.name} {case.name}: the stripped copy keeps .eh_frame")
+                elif not only or case.name in only:
+                    jobs.append((arch, case, None))
+        for index, (arch, case, pair) in enumerate(jobs):
+            name = f"{arch.name} {case.name}" if case else pair.name
+            try:
+                if pair is None:
+                    pair = truth.build_pair(case, arch, work, src)
+                    intact_core = truth.make_core(pair.intact, pair.arch)
+                    stripped_core = truth.make_core(pair.stripped, pair.arch)
+                else:
+                    intact_core = os.path.join(pair.intact.dir, "core.prog")
+                    stripped_core = os.path.join(pair.stripped.dir, "core.prog")
+                result = Result()
+                problems = check_pair(pair, intact_core, stripped_core,
+                                      os.path.join(work, f"run{index}"), index == 0, result)
+            except truth.Skip as skip:
+                print(f"SKIP {name}: {skip}")
+                continue
+            ran += 1
+            alone_right += result.gdb_alone_right
+            if problems:
+                failed.append(name)
+                print(f"FAIL {name}:\n  " + "\n  ".join(problems))
+            else:
+                print(f"ok   {name}")
+    print(f"{ran - len(failed)}/{ran} programs: every frame as on the intact copy, through "
+          f"debuginfod alone")
+    print(f"GDB alone, without the server, gets {alone_right}/{ran} of them right")
+    if alone_right == ran:
+        print("FAIL: GDB alone is right everywhere: these programs do not exercise the server")
+    return 1 if failed or ran == 0 or alone_right == ran else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

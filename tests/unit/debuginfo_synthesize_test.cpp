@@ -1,0 +1,291 @@
+// The synthesized debug file, read back by readelf (a reference tool) and compared with the
+// `.eh_frame` the compiler wrote for the same program: every row the file states must be the
+// rule the compiler's CFI gives at that address, its build-id must be the module's, and the
+// entry point must end the walk as the compiler's CFI for `_start` does.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+#include "unwindkit/debuginfo/synthesize.h"
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/unwind/entry_point.h"
+
+namespace unwindkit {
+namespace {
+
+std::string run(const std::string& command) { return test::run_output(command); }
+
+std::filesystem::path fixture(const std::string& name, const std::string& arch = "x86_64") {
+  return test::shared_dir() / "fixtures" / ("sframe-v2-" + arch) / name;
+}
+
+// One row of `readelf --debug-dump=frames-interp`: column name -> rule text ("rsp+8", "c-16", "u").
+using Row = std::map<std::string, std::string>;
+struct Fde {
+  uint64_t start = 0, end = 0;
+  std::vector<std::pair<uint64_t, Row>> rows;  // an FDE with no instructions: its CIE's row
+};
+
+// The FDEs readelf interprets in `text` (one table: .eh_frame or .debug_frame).
+std::vector<Fde> parse_frames(const std::string& text) {
+  static const std::regex cie_re(R"(^([0-9a-f]+) [0-9a-f]+ [0-9a-f]+ CIE)");
+  static const std::regex fde_re(R"(^[0-9a-f]+ [0-9a-f]+ [0-9a-f]+ FDE cie=([0-9a-f]+) pc=([0-9a-f]+)\.\.([0-9a-f]+))");
+  static const std::regex row_re(R"(^([0-9a-f]{16}) (.*)$)");
+  std::map<std::string, Row> cie_rows;
+  std::vector<Fde> fdes;
+  std::vector<std::string> columns;
+  std::string cie;  // the CIE being read, if any
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, cie_re)) {
+      cie = m[1].str();
+      while (cie.size() < 8) cie.insert(0, "0");
+      continue;
+    }
+    if (std::regex_search(line, m, fde_re)) {
+      cie.clear();
+      Fde fde{std::stoull(m[2].str(), nullptr, 16), std::stoull(m[3].str(), nullptr, 16), {}};
+      auto it = cie_rows.find(m[1].str());
+      if (it != cie_rows.end()) fde.rows.push_back({fde.start, it->second});
+      fdes.push_back(fde);
+      continue;
+    }
+    std::istringstream words(line);
+    std::vector<std::string> tokens;
+    for (std::string w; words >> w;) tokens.push_back(w);
+    if (!tokens.empty() && tokens[0] == "LOC") {
+      columns.assign(tokens.begin() + 1, tokens.end());
+      continue;
+    }
+    if (std::regex_match(line, m, row_re) && tokens.size() == columns.size() + 1) {
+      Row row;
+      for (size_t i = 0; i < columns.size(); ++i) row[columns[i]] = tokens[i + 1];
+      if (!cie.empty()) {
+        cie_rows[cie] = row;
+      } else if (!fdes.empty()) {
+        uint64_t loc = std::stoull(tokens[0], nullptr, 16);
+        auto& rows = fdes.back().rows;
+        if (!rows.empty() && rows.back().first == loc) rows.back().second = row;
+        else rows.push_back({loc, row});
+      }
+    }
+  }
+  return fdes;
+}
+
+// The row in effect at `pc`, or nullptr.
+const Row* row_at(const std::vector<Fde>& fdes, uint64_t pc) {
+  for (const Fde& fde : fdes) {
+    if (pc < fde.start || pc >= fde.end) continue;
+    const Row* found = nullptr;
+    for (const auto& [loc, row] : fde.rows)
+      if (loc <= pc) found = &row;
+    return found;
+  }
+  return nullptr;
+}
+
+// readelf prints `u` both for a register no instruction mentions and for DW_CFA_undefined;
+// for a callee-saved register such as rbp, no rule means "unchanged" to every debugger, which
+// our writer states as DW_CFA_same_value (`s`): the two are read alike.
+std::string column(const Row& row, const std::string& name) {
+  auto it = row.find(name);
+  if (it == row.end()) return "u";
+  return (name == "rbp" || name == "x29") && it->second == "s" ? "u" : it->second;
+}
+
+std::string build_id_line(const std::string& path) {
+  static const std::regex re(R"(Build ID: ([0-9a-f]+))");
+  std::smatch m;
+  std::string out = run("readelf -n " + path + " 2>&1");
+  return std::regex_search(out, m, re) ? m[1].str() : "";
+}
+
+class SynthesizeTest : public ::testing::Test {
+ protected:
+  std::filesystem::path write(const std::vector<uint8_t>& bytes, const std::string& name) {
+    auto path = std::filesystem::temp_directory_path() /
+                ("unwindkit-synth-" + std::to_string(::getpid()) + "-" + name + ".debug");
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    written_.push_back(path);
+    return path;
+  }
+  // Every row of the synthesized .debug_frame against the compiler's .eh_frame of the intact
+  // build: same CFA, same return address and frame pointer (`fp`) rules. A dynamic link's
+  // every FDE has SFrame too (a static one's libc has none).
+  void expect_rows_match_eh_frame(const std::string& module_name, const std::string& arch = "x86_64",
+                                  const std::string& fp = "rbp", bool every_fde = true) {
+    const std::string module = fixture("intact/" + module_name, arch).string();
+    auto file = elf::ElfFile::open(module);
+    ASSERT_TRUE(file) << file.error().to_string();
+    auto made = debuginfo::synthesize(*file);
+    ASSERT_TRUE(made) << made.error().to_string();
+    ASSERT_FALSE(made->bytes.empty());
+    EXPECT_TRUE(made->left_out.empty());
+    const std::string out = write(made->bytes, module_name).string();
+
+    EXPECT_EQ(build_id_line(out), build_id_line(module));
+    EXPECT_FALSE(build_id_line(module).empty());
+
+    const std::string ours_text = run("readelf --debug-dump=frames-interp " + out + " 2>&1");
+    ASSERT_NE(ours_text.find("Contents of the .debug_frame section"), std::string::npos) << ours_text;
+    const std::vector<Fde> ours = parse_frames(ours_text);
+    const std::vector<Fde> truth = parse_frames(run("readelf --debug-dump=frames-interp " + module + " 2>&1"));
+    ASSERT_FALSE(ours.empty());
+    size_t compared = 0, expression_cfa = 0;
+    for (const Fde& fde : ours) {
+      for (const auto& [loc, row] : fde.rows) {
+        const Row* want = row_at(truth, loc);
+        ASSERT_NE(want, nullptr) << module_name << ": no .eh_frame row at 0x" << std::hex << loc;
+        if (column(*want, "CFA") == "exp") {  // a PLT's CFA expression: SFrame states it by PC mask
+          ++expression_cfa;
+          continue;
+        }
+        ++compared;
+        EXPECT_EQ(column(row, "CFA"), column(*want, "CFA")) << module_name << " at 0x" << std::hex << loc;
+        EXPECT_EQ(column(row, "ra"), column(*want, "ra")) << module_name << " at 0x" << std::hex << loc;
+        EXPECT_EQ(column(row, fp), column(*want, fp)) << module_name << " at 0x" << std::hex << loc;
+      }
+    }
+    EXPECT_GE(compared, 10u) << module_name;
+    // Every function the compiler gave CFI in .text has an FDE here over the same range.
+    size_t covered = 0;
+    for (const Fde& want : truth) {
+      for (const Fde& fde : ours)
+        if (fde.start == want.start && fde.end == want.end) ++covered;
+    }
+    if (every_fde) {
+      EXPECT_GE(covered + 2, truth.size()) << module_name << ": " << covered << " of " << truth.size();
+    } else {
+      EXPECT_GT(covered, 3u) << module_name;
+    }
+  }
+
+  void TearDown() override {
+    for (const auto& p : written_) std::filesystem::remove(p);
+  }
+  std::vector<std::filesystem::path> written_;
+};
+
+TEST_F(SynthesizeTest, ProgramRowsAreTheCompilersCfi) {
+  expect_rows_match_eh_frame("prog");
+}
+
+TEST_F(SynthesizeTest, SharedLibraryRowsAreTheCompilersCfi) {
+  expect_rows_match_eh_frame("libfix.so");
+}
+
+TEST_F(SynthesizeTest, AArch64StaticProgramRowsAreTheCompilersCfi) {
+  expect_rows_match_eh_frame("prog", "aarch64", "x29", false);
+}
+
+// _start has no SFrame; its rule ends the walk as crt1's own CFI does (RA undefined; CFA
+// rsp+8 on x86_64, sp+0 on AArch64).
+class EntryPointTest : public SynthesizeTest, public ::testing::WithParamInterface<const char*> {};
+
+INSTANTIATE_TEST_SUITE_P(Arch, EntryPointTest, ::testing::Values("x86_64", "aarch64"));
+
+TEST_P(EntryPointTest, EndsTheWalkAsItsOwnCfiDoes) {
+  const std::string program = fixture("intact/prog", GetParam()).string();
+  auto file = elf::ElfFile::open(program);
+  ASSERT_TRUE(file);
+  auto rule = unwind::entry_point_rule(*file);
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(rule->func_start, file->entry());
+  EXPECT_TRUE(rule->outermost());
+
+  const std::vector<Fde> truth =
+      parse_frames(run("readelf --debug-dump=frames-interp " + program + " 2>&1"));
+  const Row* want = row_at(truth, file->entry());
+  ASSERT_NE(want, nullptr);
+  auto made = debuginfo::synthesize(*file);
+  ASSERT_TRUE(made);
+  const std::vector<Fde> ours =
+      parse_frames(run("readelf --debug-dump=frames-interp " + write(made->bytes, "entry").string() + " 2>&1"));
+  const Row* got = row_at(ours, file->entry());
+  ASSERT_NE(got, nullptr);
+  EXPECT_EQ(column(*got, "CFA"), column(*want, "CFA"));
+  EXPECT_EQ(column(*got, "ra"), "u");
+  EXPECT_EQ(column(*want, "ra"), "u");
+  // It stops where the compiler's _start FDE stops at the latest (the next function's SFrame).
+  for (const Fde& fde : truth)
+    if (fde.start == file->entry()) {
+      EXPECT_LE(rule->func_end, fde.end + 16);
+    }
+}
+
+// The stripped copy has no .symtab: names come from .dynsym, else LLDB's own convention, or
+// none at all for GDB's `??`.
+TEST_F(SynthesizeTest, NamesFollowTheChosenConvention) {
+  auto intact = elf::ElfFile::open(fixture("intact/prog").string());
+  auto stripped = elf::ElfFile::open(fixture("stripped/prog").string());
+  ASSERT_TRUE(intact && stripped);
+  ASSERT_EQ(stripped->section(".symtab"), nullptr);
+  auto symbols_of_intact = intact->symbols();
+  ASSERT_TRUE(symbols_of_intact);
+  uint64_t main_sym = 0;
+  for (const auto& s : *symbols_of_intact)
+    if (s.name == "main") main_sym = s.value;
+  ASSERT_NE(main_sym, 0u);
+  auto lldb = debuginfo::synthesize(*stripped);
+  ASSERT_TRUE(lldb && !lldb->bytes.empty());
+  std::string symbols = run("readelf -sW " + write(lldb->bytes, "lldb").string());
+  char want[64];
+  std::snprintf(want, sizeof want, "___lldb_unnamed_symbol_%llx", static_cast<unsigned long long>(main_sym));
+  EXPECT_NE(symbols.find(want), std::string::npos) << symbols;
+
+  debuginfo::SynthesizeOptions none;
+  none.fallback_names = debuginfo::FallbackNames::None;
+  auto plain = debuginfo::synthesize(*stripped, none);
+  ASSERT_TRUE(plain && !plain->bytes.empty());
+  symbols = run("readelf -sW " + write(plain->bytes, "plain").string());
+  EXPECT_EQ(symbols.find("___lldb_unnamed_symbol"), std::string::npos) << symbols;
+  // With .symtab present its names win.
+  auto named = debuginfo::synthesize(*intact);
+  ASSERT_TRUE(named);
+  symbols = run("readelf -sW " + write(named->bytes, "named").string());
+  EXPECT_TRUE(std::regex_search(symbols, std::regex(R"(FUNC +GLOBAL +DEFAULT +\d+ main\n)"))) << symbols;
+}
+
+// A section failing the strict checks gives no CFI at all, and says where it is wrong.
+TEST_F(SynthesizeTest, CorruptSFrameGivesNothing) {
+  auto bytes = test::read_file(fixture("stripped/prog"));
+  auto file = elf::ElfFile::open(fixture("stripped/prog").string());
+  ASSERT_TRUE(file);
+  const elf::Section* sframe = file->section(".sframe");
+  ASSERT_NE(sframe, nullptr);
+  bytes[sframe->offset + 2] = 9;  // sfh_preamble.sfp_version: no such version
+  auto image = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  auto corrupt = elf::ElfFile::parse(image, "corrupt");
+  ASSERT_TRUE(corrupt);
+  auto made = debuginfo::synthesize(*corrupt);
+  ASSERT_TRUE(made);
+  EXPECT_TRUE(made->bytes.empty());
+  ASSERT_FALSE(made->left_out.empty());
+  EXPECT_EQ(made->left_out.front().section, ".sframe");
+}
+
+// A module with neither SFrame nor .trace has nothing to add.
+TEST_F(SynthesizeTest, NoTablesNothingToAdd) {
+  auto file = elf::ElfFile::open("/bin/true");
+  ASSERT_TRUE(file);
+  ASSERT_EQ(file->section(".sframe"), nullptr);
+  auto made = debuginfo::synthesize(*file);
+  ASSERT_TRUE(made) << made.error().to_string();
+  EXPECT_TRUE(made->bytes.empty());
+  EXPECT_TRUE(made->left_out.empty());
+}
+
+}  // namespace
+}  // namespace unwindkit
