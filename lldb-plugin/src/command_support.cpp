@@ -1,6 +1,8 @@
 // Shared pieces of the `unwindkit` subcommands (see command_support.h).
 #include "command_support.h"
 
+#include "unwindkit/file_report.h"
+
 #include <exception>
 
 namespace unwindkit::lldb_plugin {
@@ -45,6 +47,23 @@ bool Command::failed(lldb::SBCommandReturnObject& result, const std::string& tex
   print(result, text);
   result.SetStatus(lldb::eReturnStatusFailed);
   return false;
+}
+
+std::optional<Command::LookupTarget> Command::lookup_target(lldb::SBDebugger debugger, char** argv,
+                                                           lldb::SBCommandReturnObject& result) {
+  ParsedArgs args = parse_args(argv, {});
+  uint64_t pc = 0;
+  if (!args.error.empty() || args.positional.size() != 1 || !parse_number(args.positional[0], pc)) {
+    usage_error(result, args.error.empty() ? "expected one address" : args.error);
+    return std::nullopt;
+  }
+  lldb::SBAddress address = debugger.GetSelectedTarget().ResolveLoadAddress(pc);
+  lldb::SBModule module = address.GetModule();
+  if (!module.IsValid()) {
+    failed(result, no_module_text(pc));
+    return std::nullopt;
+  }
+  return LookupTarget{pc, address.GetFileAddress(), installer_.state(module).tables};
 }
 
 }  // namespace unwindkit::lldb_plugin

@@ -3,6 +3,7 @@
 
 #include <lldb/API/LLDB.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,16 @@ class Command : public lldb::SBCommandPluginInterface {
   static void print(lldb::SBCommandReturnObject& result, const std::string& text);
   // Prints a report that says why the command found nothing, and marks it failed.
   static bool failed(lldb::SBCommandReturnObject& result, const std::string& text);
+
+  // A lookup command's one ADDR argument, with the module LLDB has there and that module's
+  // tables. nullopt: `result` already says why (a usage error, or no module there).
+  struct LookupTarget {
+    uint64_t pc;
+    uint64_t file_pc;  // the address in the module's file
+    const ModuleTables& tables;
+  };
+  std::optional<LookupTarget> lookup_target(lldb::SBDebugger debugger, char** argv,
+                                            lldb::SBCommandReturnObject& result);
 
   Installer& installer_;
 };

@@ -88,12 +88,12 @@ void Installer::sync(lldb::SBTarget target) {
     const bool lines = trace_lines(st.tables);
     if (!usable(st.tables) && !lines) continue;
     if (!enabled_ && !had_cfi && !lines) continue;  // never given ours: LLDB's own state already
-    install(target, module, st);
+    install(target, st);
   }
 }
 
-void Installer::install(lldb::SBTarget target, lldb::SBModule module, ModuleState& st) {
-  auto file = side_file_for(module, st.tables, cache_dir_, enabled_);
+void Installer::install(lldb::SBTarget target, ModuleState& st) {
+  auto file = side_file_for(st.tables, cache_dir_, enabled_);
   if (!file) {
     st.install_error = file.error().to_string();
     return;

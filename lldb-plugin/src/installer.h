@@ -43,7 +43,7 @@ class Installer {
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
 
  private:
-  void install(lldb::SBTarget target, lldb::SBModule module, ModuleState& state);
+  void install(lldb::SBTarget target, ModuleState& state);
 
   lldb::SBDebugger debugger_;
   std::filesystem::path cache_dir_;

@@ -38,19 +38,17 @@ struct ModuleTables {
 // and `problems`.
 ModuleTables read_module_tables(lldb::SBModule module);
 
-// Writes (or finds in `cache_dir`) the side file for `tables`: build-id, placeholders for the
-// module's sections, .symtab and .debug_frame from every SFrame row, and (trace_lines) the
-// routines of `.trace` as symbols and DWARF functions with its line table. `with_unwind` false
-// writes the same file without .debug_frame and symbols, which hands unwinding back to LLDB.
-Result<std::filesystem::path> side_file_for(lldb::SBModule module, const ModuleTables& tables,
+// Writes (or finds in `cache_dir`) the side file for `tables`: the core's synthesized debug
+// file of the module (debuginfo/synthesize.h: build-id, placeholders for its sections,
+// .debug_frame from every SFrame row and the entry point's outermost rule, .symtab names as
+// LLDB itself would give them, `.trace` lines). `with_unwind` false writes the same file
+// without .debug_frame and SFrame names, which hands unwinding back to LLDB.
+Result<std::filesystem::path> side_file_for(const ModuleTables& tables,
                                             const std::filesystem::path& cache_dir,
                                             bool with_unwind);
 
 // The full path LLDB has for a file ("" when it has none).
 std::string file_path(lldb::SBFileSpec file);
-
-// Build-id bytes of a module from LLDB's UUID ("5a1b-..." → bytes).
-std::vector<uint8_t> build_id_bytes(const std::string& hex);
 
 // True when unwindkit should give this module's rules to LLDB: decoded and no problems.
 inline bool usable(const ModuleTables& t) { return t.sframe && !t.error && t.problems.empty(); }

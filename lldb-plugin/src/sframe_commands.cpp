@@ -36,20 +36,13 @@ bool SframeDumpCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComm
 }
 
 bool SframeLookupCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) {
-  ParsedArgs args = parse_args(argv, {});
-  uint64_t pc = 0;
-  if (!args.error.empty() || args.positional.size() != 1 || !parse_number(args.positional[0], pc))
-    return usage_error(result, args.error.empty() ? "expected one address" : args.error);
-  lldb::SBTarget target = debugger.GetSelectedTarget();
-  lldb::SBAddress address = target.ResolveLoadAddress(pc);
-  lldb::SBModule module = address.GetModule();
-  if (!module.IsValid()) return failed(result, no_module_text(pc));
-  const ModuleTables& t = installer_.state(module).tables;
-  if (!t.has_sframe) return failed(result, no_section_text(pc, t.path, sframe::kSectionName));
-  const uint64_t file_pc = address.GetFileAddress();
+  auto at = lookup_target(debugger, argv, result);
+  if (!at) return false;
+  const ModuleTables& t = at->tables;
+  if (!t.has_sframe) return failed(result, no_section_text(at->pc, t.path, sframe::kSectionName));
   Result<std::optional<UnwindRule>> rule =
-      t.sframe ? sframe::lookup(*t.sframe, file_pc) : tl::unexpected(*t.error);
-  const std::string text = sframe::lookup_text(t.path, pc, pc - file_pc, rule);
+      t.sframe ? sframe::lookup(*t.sframe, at->file_pc) : tl::unexpected(*t.error);
+  const std::string text = sframe::lookup_text(t.path, at->pc, at->pc - at->file_pc, rule);
   if (rule && *rule) {
     print(result, text);
     return true;

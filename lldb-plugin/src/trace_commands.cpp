@@ -32,21 +32,13 @@ bool TraceDumpCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComma
 }
 
 bool TraceLookupCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) {
-  ParsedArgs args = parse_args(argv, {});
-  uint64_t pc = 0;
-  if (!args.error.empty() || args.positional.size() != 1 || !parse_number(args.positional[0], pc))
-    return usage_error(result, args.error.empty() ? "expected one address" : args.error);
-  lldb::SBTarget target = debugger.GetSelectedTarget();
-  lldb::SBAddress address = target.ResolveLoadAddress(pc);
-  lldb::SBModule module = address.GetModule();
-  if (!module.IsValid()) return failed(result, no_module_text(pc));
-  const ModuleTables& t = installer_.state(module).tables;
-  if (!t.has_trace) return failed(result, no_section_text(pc, t.path, trace::kSectionName));
-  if (!t.trace)
-    return failed(result, table_error_text(pc, t.path, *t.trace_error));
-  const uint64_t file_pc = address.GetFileAddress();
-  const auto loc = trace::lookup(*t.trace, file_pc);
-  const std::string text = trace::lookup_text(t.path, pc, pc - file_pc, loc);
+  auto at = lookup_target(debugger, argv, result);
+  if (!at) return false;
+  const ModuleTables& t = at->tables;
+  if (!t.has_trace) return failed(result, no_section_text(at->pc, t.path, trace::kSectionName));
+  if (!t.trace) return failed(result, table_error_text(at->pc, t.path, *t.trace_error));
+  const auto loc = trace::lookup(*t.trace, at->file_pc);
+  const std::string text = trace::lookup_text(t.path, at->pc, at->pc - at->file_pc, loc);
   if (!loc) return failed(result, text);
   print(result, text);
   return true;

@@ -138,7 +138,7 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
   std::map<uint64_t, elf::SideFileSymbol> routines;  // by start: .trace's names win
   add_trace(module, spec, routines, out.left_out);
 
-  if (auto sframe = usable_sframe(module, out.left_out)) {
+  if (auto sframe = options.unwind ? usable_sframe(module, out.left_out) : std::nullopt) {
     std::vector<dwarf::CfiFunction> functions = cfi_functions(*sframe);
     if (auto rule = unwind::entry_point_rule(module)) {
       dwarf::CfiFunction fn{rule->func_start, rule->func_end, {{rule->func_start, *rule}}};
@@ -158,7 +158,8 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
     }
     spec.debug_frame = dwarf::write_debug_frame(functions, {sframe->arch(), sframe->endian, 8});
   }
-  if (spec.debug_frame.empty() && spec.debug_sections.empty()) return out;  // nothing to add
+  if (options.unwind && spec.debug_frame.empty() && spec.debug_sections.empty())
+    return out;  // nothing to add
 
   for (auto& [start, symbol] : routines) spec.functions.push_back(std::move(symbol));
   if (spec.functions.empty()) spec.functions.push_back({kNoFunctionsMarker, 0, 0});

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "unwindkit/dwarf/cfi.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/stepper.h"
@@ -21,6 +22,12 @@ std::optional<UnwindRule> entry_point_rule(const elf::ElfFile& file) {
         entry - s.addr < s.size)
       end = s.addr + s.size;
   if (end == 0) return std::nullopt;
+  // The file's own CFI covers the entry point (a copy that kept .eh_frame): it states the
+  // outermost frame itself, and a rule of ours would only hide the functions after it.
+  if (auto cfi = dwarf::CfiTables::open(file); cfi && !cfi->empty()) {
+    auto covered = cfi->lookup(entry);
+    if (!covered || *covered) return std::nullopt;
+  }
 
   if (const elf::Section* section = file.section(sframe::kSectionName)) {
     if (auto decoded = sframe::decode(section->data, section->addr)) {

@@ -26,6 +26,10 @@ enum class FallbackNames : uint8_t {
 
 struct SynthesizeOptions {
   FallbackNames fallback_names = FallbackNames::Lldb;
+  // false: the file hands unwinding back to the debugger — no `.debug_frame` and no names
+  // from SFrame, `.trace` lines kept — and is written even when it adds nothing, since it
+  // replaces a file the debugger already holds (the LLDB plugin's `disable`).
+  bool unwind = true;
 };
 
 struct DebugFile {

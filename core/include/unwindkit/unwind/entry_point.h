@@ -17,7 +17,8 @@ namespace unwindkit::unwind {
 // `.symtab`/`.dynsym` function symbol covering e_entry (in a static program libc follows
 // `_start` with no SFrame, and a rule stretching over it would end every walk there), the
 // end of the executable section holding e_entry. nullopt when the file has no entry point in
-// an executable section, its architecture is not one we unwind, or SFrame already covers it.
+// an executable section, its architecture is not one we unwind, or SFrame or the file's own
+// CFI already covers it.
 std::optional<UnwindRule> entry_point_rule(const elf::ElfFile& file);
 
 }  // namespace unwindkit::unwind
