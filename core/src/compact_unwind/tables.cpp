@@ -17,7 +17,7 @@ Result<SliceTables> decode_slice(const macho::Slice& slice) {
   SliceTables t;
   const auto arch = slice.arch();
   if (!arch)
-    return fail("Mach-O", 4, "cputype",
+    return fail(ErrorKind::Unsupported, "Mach-O", 4, "cputype",
                 fmt::format("no compact unwind for {}", macho::cpu_name(slice.cputype())));
   t.arch = *arch;
   t.image_base = slice.image_base();

@@ -70,21 +70,21 @@ void collect_notes(Elf_Data* data, uint64_t file_offset, std::vector<Note>& out)
 
 Result<ElfFile> ElfFile::open(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return fail(path, 0, "file", std::strerror(errno));
+  if (!in) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
   // One read of the whole file into a buffer left uninitialized: a byte-at-a-time copy, and
   // then zero-filling a large program before reading over it, each dominated dumping one.
   const std::streamoff size = in.tellg();
-  if (size < 0 || !in.seekg(0)) return fail(path, 0, "file", "read error");
+  if (size < 0 || !in.seekg(0)) return fail(ErrorKind::Io, path, 0, "file", "read error");
   std::shared_ptr<uint8_t[]> buffer(new uint8_t[static_cast<size_t>(size)]);
   if (!in.read(reinterpret_cast<char*>(buffer.get()), size))
-    return fail(path, 0, "file", "read error");
+    return fail(ErrorKind::Io, path, 0, "file", "read error");
   const Bytes image(buffer.get(), static_cast<size_t>(size));
   return parse_image(std::move(buffer), image, path);
 }
 
 Result<ElfFile> ElfFile::map(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(path, 0, "file", std::strerror(errno));
+  if (fd < 0) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
     ::close(fd);

@@ -288,7 +288,7 @@ Result<MachOFile> MachOFile::parse(std::shared_ptr<const std::vector<uint8_t>> i
 
 Result<MachOFile> MachOFile::open(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(path, 0, "file", "cannot open");
+  if (!in) return fail(ErrorKind::Io, path, 0, "file", "cannot open");
   auto image = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(in),
                                                       std::istreambuf_iterator<char>());
   return parse(std::move(image));
@@ -305,7 +305,8 @@ Result<const Slice*> MachOFile::select(std::string_view arch_name) const {
   }
   for (const auto& s : slices_)
     if (cpu_name(s.cputype()) == arch_name) return &s;
-  return fail(kContainer, 0, "cputype", fmt::format("no {} slice in this file", arch_name));
+  return fail(ErrorKind::NotFound, kContainer, 0, "cputype",
+              fmt::format("no {} slice in this file", arch_name));
 }
 
 }  // namespace unwindkit::macho

@@ -278,7 +278,7 @@ CoreFile::~CoreFile() = default;
 
 Result<CoreFile> CoreFile::open(const std::string& path, const CoreOptions& options) {
   auto image = load_file(path);
-  if (!image) return fail(path, 0, "file", std::strerror(errno));
+  if (!image) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
   return parse(std::move(image), path, options);
 }
 
@@ -290,7 +290,7 @@ Result<CoreFile> CoreFile::parse(std::shared_ptr<const std::vector<uint8_t>> ima
     return fail(kSection, 16, "e_type", fmt::format("{} is not a core file", elf->name()));
   const auto arch = elf->arch();
   if (!elf->is_64() || !arch || (*arch != Arch::X86_64 && *arch != Arch::AArch64))
-    return fail(kSection, 18, "e_machine",
+    return fail(ErrorKind::Unsupported, kSection, 18, "e_machine",
                 fmt::format("machine {} ({}-bit): only x86_64 and AArch64 cores are read",
                             elf->machine(), elf->is_64() ? 64 : 32));
 
