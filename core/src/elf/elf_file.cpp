@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -23,6 +24,33 @@ struct ElfFile::Handle {
     if (elf) elf_end(elf);
   }
 };
+
+// constants.h against <elf.h> (gelf.h includes it).
+static_assert(kMachineX86_64 == EM_X86_64 && kMachineAArch64 == EM_AARCH64 &&
+              kMachineS390 == EM_S390 && kMachine386 == EM_386);
+static_assert(kTypeRel == ET_REL && kTypeExec == ET_EXEC && kTypeDyn == ET_DYN &&
+              kTypeCore == ET_CORE);
+static_assert(kSegmentLoad == PT_LOAD && kSegmentNote == PT_NOTE && kSegmentPhdr == PT_PHDR &&
+              kSegmentGnuSFrame == 0x6474e554 /* PT_GNU_SFRAME: not in glibc 2.36's */);
+static_assert(kSectionNoBits == SHT_NOBITS && kNoteGnuBuildId == NT_GNU_BUILD_ID &&
+              kAtPhdr == AT_PHDR && kAtEntry == AT_ENTRY);
+static_assert(kIdentClass == EI_CLASS && kClass64 == ELFCLASS64);
+static_assert(kEhdrSize64 == sizeof(Elf64_Ehdr) && kOffType == offsetof(Elf64_Ehdr, e_type) &&
+              kOffType == offsetof(Elf32_Ehdr, e_type) &&
+              kOffMachine == offsetof(Elf64_Ehdr, e_machine) &&
+              kOffMachine == offsetof(Elf32_Ehdr, e_machine) &&
+              kOffPhoff64 == offsetof(Elf64_Ehdr, e_phoff) &&
+              kOffShoff64 == offsetof(Elf64_Ehdr, e_shoff) &&
+              kOffPhentsize64 == offsetof(Elf64_Ehdr, e_phentsize) &&
+              kOffPhnum64 == offsetof(Elf64_Ehdr, e_phnum) &&
+              kOffShentsize64 == offsetof(Elf64_Ehdr, e_shentsize) &&
+              kOffShnum64 == offsetof(Elf64_Ehdr, e_shnum));
+static_assert(kPhdrSize64 == sizeof(Elf64_Phdr) && kOffPType == offsetof(Elf64_Phdr, p_type) &&
+              kOffPOffset64 == offsetof(Elf64_Phdr, p_offset) &&
+              kOffPFilesz64 == offsetof(Elf64_Phdr, p_filesz));
+static_assert(kShdrSize64 == sizeof(Elf64_Shdr) && kOffShAddr64 == offsetof(Elf64_Shdr, sh_addr) &&
+              kOffShOffset64 == offsetof(Elf64_Shdr, sh_offset) &&
+              kOffShSize64 == offsetof(Elf64_Shdr, sh_size));
 
 namespace {
 

@@ -262,7 +262,7 @@ Result<MachOFile> MachOFile::parse(std::shared_ptr<const std::vector<uint8_t>> i
   const bool fat64 = magic == kFatMagic64;
   UK_TRY(nfat, be.u32("nfat_arch"));
   if (nfat > bytes.size() / kFatArchSize32)
-    return be.error_at(4, "nfat_arch", fmt::format("{} architectures cannot fit", nfat));
+    return be.error_at(kOffFatNArch, "nfat_arch", fmt::format("{} architectures cannot fit", nfat));
   for (uint32_t i = 0; i < nfat; ++i) {
     UK_TRY(cputype, be.u32("fat_arch.cputype"));
     UK_CHECK(be.skip(4, "fat_arch.cpusubtype"));
