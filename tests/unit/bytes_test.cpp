@@ -51,9 +51,9 @@ TEST(ByteReader, ErrorKindsTellShortReadsFromBadValues) {
   EXPECT_EQ(r.skip(5, "pad").error().kind, ErrorKind::Truncated);
   EXPECT_EQ(r.seek(5, "at").error().kind, ErrorKind::Truncated);
   EXPECT_EQ(r.bytes(5, "blob").error().kind, ErrorKind::Truncated);
-  EXPECT_EQ(r.error_at(0, "magic", "bad").error().kind, ErrorKind::BadValue);
-  EXPECT_EQ(fail("t", 0, "f", "m").error().kind, ErrorKind::BadValue);
-  EXPECT_EQ(fail(ErrorKind::Io, "t", 0, "f", "m").error().kind, ErrorKind::Io);
+  EXPECT_EQ(r.error_at(0, "magic", "bad").value().kind, ErrorKind::BadValue);
+  EXPECT_EQ(fail("t", 0, "f", "m").value().kind, ErrorKind::BadValue);
+  EXPECT_EQ(fail(ErrorKind::Io, "t", 0, "f", "m").value().kind, ErrorKind::Io);
   EXPECT_EQ(error_kind_name(ErrorKind::UnreadableMemory), "unreadable memory");
 }
 
