@@ -67,14 +67,15 @@ bool load(const Input& in, Loaded& out) {
 }
 
 Result<trace::Section> load_decoded(const Input& in, Loaded& l) {
-  if (!load(in, l)) return fail(in.path, 0, "file", "not loaded");
+  // load() has reported why already: an Io Error tells the callers not to report it again.
+  if (!load(in, l)) return fail(ErrorKind::Io, in.path, 0, "file", "not loaded");
   return trace::decode(l.bytes, l.pointer_size);
 }
 
 int run_dump(const Input& in, bool lines, bool json) {
   Loaded l;
   auto s = load_decoded(in, l);
-  if (!s) return s.error().field == "file" ? kExitDataProblem : (report(s.error()), kExitDataProblem);
+  if (!s) return s.error().kind == ErrorKind::Io ? kExitDataProblem : (report(s.error()), kExitDataProblem);
   const std::string text = json    ? trace::dump_json(*s)
                            : lines ? trace::dump_lines(*s)
                                    : trace::dump_text({{in.path, &*s, l.bytes, {}}});
@@ -85,7 +86,7 @@ int run_dump(const Input& in, bool lines, bool json) {
 int run_lookup(const Input& in, const std::vector<std::string>& addrs, bool json) {
   Loaded l;
   auto s = load_decoded(in, l);
-  if (!s) return s.error().field == "file" ? kExitDataProblem : (report(s.error()), kExitDataProblem);
+  if (!s) return s.error().kind == ErrorKind::Io ? kExitDataProblem : (report(s.error()), kExitDataProblem);
   int rc = kExitOk;
   for (const std::string& a : addrs) {
     uint64_t pc = 0;

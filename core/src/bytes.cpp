@@ -8,10 +8,28 @@ std::string Error::to_string() const {
   return fmt::format("{}+{:#x}: {}: {}", section, offset, field, message);
 }
 
+std::string_view error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::BadValue: return "bad value";
+    case ErrorKind::Truncated: return "truncated";
+    case ErrorKind::Unsupported: return "unsupported";
+    case ErrorKind::NotFound: return "not found";
+    case ErrorKind::UnreadableMemory: return "unreadable memory";
+    case ErrorKind::UnknownRegister: return "unknown register";
+    case ErrorKind::Io: return "i/o";
+  }
+  return "unknown";
+}
+
+tl::unexpected<Error> fail(ErrorKind kind, std::string_view section, uint64_t offset,
+                           std::string_view field, std::string message) {
+  return tl::unexpected(
+      Error{std::string(section), offset, std::string(field), std::move(message), kind});
+}
+
 tl::unexpected<Error> fail(std::string_view section, uint64_t offset, std::string_view field,
                            std::string message) {
-  return tl::unexpected(
-      Error{std::string(section), offset, std::string(field), std::move(message)});
+  return fail(ErrorKind::BadValue, section, offset, field, std::move(message));
 }
 
 tl::unexpected<Error> ByteReader::error(std::string_view field, std::string message) const {
@@ -23,9 +41,14 @@ tl::unexpected<Error> ByteReader::error_at(size_t pos, std::string_view field,
   return fail(section_, base_ + pos, field, std::move(message));
 }
 
+tl::unexpected<Error> ByteReader::short_at(size_t pos, std::string_view field,
+                                           std::string message) const {
+  return fail(ErrorKind::Truncated, section_, base_ + pos, field, std::move(message));
+}
+
 Result<void> ByteReader::seek(size_t pos, std::string_view field) {
   if (pos > data_.size())
-    return error_at(pos, field,
+    return short_at(pos, field,
                     fmt::format("offset {:#x} is past the end ({:#x} bytes)", pos, data_.size()));
   pos_ = pos;
   return {};
@@ -33,7 +56,7 @@ Result<void> ByteReader::seek(size_t pos, std::string_view field) {
 
 Result<void> ByteReader::skip(size_t n, std::string_view field) {
   if (n > remaining())
-    return error(field, fmt::format("needs {} bytes, {} left", n, remaining()));
+    return short_at(pos_, field, fmt::format("needs {} bytes, {} left", n, remaining()));
   pos_ += n;
   return {};
 }
@@ -42,7 +65,7 @@ Result<uint64_t> ByteReader::raw_at(size_t pos, size_t width, std::string_view f
   if (width != 1 && width != 2 && width != 4 && width != 8)
     return error_at(pos, field, fmt::format("unsupported width {}", width));
   if (pos > data_.size() || width > data_.size() - pos)
-    return error_at(pos, field,
+    return short_at(pos, field,
                     fmt::format("needs {} bytes, {} left", width,
                                 pos > data_.size() ? 0 : data_.size() - pos));
   uint64_t v = 0;
@@ -102,7 +125,8 @@ Result<int32_t> ByteReader::i32(std::string_view f) {
 Result<int64_t> ByteReader::i64(std::string_view f) { return sint(8, f); }
 
 Result<Bytes> ByteReader::bytes(size_t n, std::string_view field) {
-  if (n > remaining()) return error(field, fmt::format("needs {} bytes, {} left", n, remaining()));
+  if (n > remaining())
+    return short_at(pos_, field, fmt::format("needs {} bytes, {} left", n, remaining()));
   Bytes out = data_.subspan(pos_, n);
   pos_ += n;
   return out;
@@ -110,7 +134,7 @@ Result<Bytes> ByteReader::bytes(size_t n, std::string_view field) {
 
 Result<ByteReader> ByteReader::sub(size_t pos, size_t n, std::string_view field) const {
   if (pos > data_.size() || n > data_.size() - pos)
-    return error_at(pos, field,
+    return short_at(pos, field,
                     fmt::format("range [{:#x}, {:#x}) is outside the {:#x} bytes of data", pos,
                                 static_cast<uint64_t>(pos) + n, data_.size()));
   return ByteReader(data_.subspan(pos, n), endian_, section_, base_ + pos);

@@ -12,30 +12,6 @@ namespace unwindkit {
 
 namespace {
 
-struct ArchRegs {
-  uint16_t sp, fp, ra;
-};
-
-ArchRegs arch_regs(Arch arch) {
-  switch (arch) {
-    case Arch::X86_64: return {reg::x86_64::rsp, reg::x86_64::rbp, reg::x86_64::rip};
-    case Arch::I386: return {reg::i386::esp, reg::i386::ebp, reg::i386::eip};
-    case Arch::AArch64: return {reg::aarch64::sp, reg::aarch64::x29, reg::aarch64::x30};
-    case Arch::S390x: return {reg::s390x::r15, reg::s390x::r11, reg::s390x::r14};
-  }
-  return {reg::x86_64::rsp, reg::x86_64::rbp, reg::x86_64::rip};
-}
-
-// psABI callee-saved ("non-volatile") registers, by DWARF number.
-constexpr std::array<uint16_t, 6> kX86_64Saved = {3, 6, 12, 13, 14, 15};  // rbx rbp r12-r15
-constexpr std::array<uint16_t, 4> kI386Saved = {3, 5, 6, 7};              // ebx ebp esi edi
-// x19-x29, then d8-d15 (the low halves of v8-v15 are preserved by AAPCS64).
-constexpr std::array<uint16_t, 19> kAArch64Saved = {19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
-                                                    29, 72, 73, 74, 75, 76, 77, 78, 79};
-// r6-r13, then f8-f15 (DWARF 24-31 in the s390x numbering).
-constexpr std::array<uint16_t, 16> kS390xSaved = {6,  7,  8,  9,  10, 11, 12, 13,
-                                                  24, 25, 26, 27, 28, 29, 30, 31};
-
 constexpr std::string_view kStack = "stack";
 constexpr std::string_view kRegisters = "registers";
 
@@ -43,7 +19,7 @@ class Stepper {
  public:
   Stepper(const UnwindRule& rule, const RegisterSet& regs, const MemoryReader& mem,
           const StepOptions& options)
-      : rule_(rule), regs_(regs), mem_(mem), options_(options), arch_(arch_regs(rule.arch)) {}
+      : rule_(rule), regs_(regs), mem_(mem), options_(options), arch_(arch_info(rule.arch)) {}
 
   Result<StepResult> run() {
     if (regs_.arch() != rule_.arch)
@@ -80,9 +56,7 @@ class Stepper {
   }
 
  private:
-  uint64_t mask(uint64_t v) const {
-    return arch_word_size(rule_.arch) == 4 ? (v & 0xffffffffull) : v;
-  }
+  uint64_t mask(uint64_t v) const { return arch_.word_size == 4 ? (v & 0xffffffffull) : v; }
   uint64_t add(uint64_t base, int64_t off) const {
     return mask(base + static_cast<uint64_t>(off));
   }
@@ -97,23 +71,25 @@ class Stepper {
   }
 
   Result<uint64_t> read_word(uint64_t addr, std::string_view field) const {
-    const unsigned size = arch_word_size(rule_.arch);
+    const unsigned size = arch_.word_size;
     std::array<uint8_t, 8> buf{};
     if (!mem_.read(addr, std::span<uint8_t>(buf.data(), size)))
-      return fail(kStack, addr, field, fmt::format("cannot read {} bytes at 0x{:x}", size, addr));
+      return fail(ErrorKind::UnreadableMemory, kStack, addr, field,
+                  fmt::format("cannot read {} bytes at 0x{:x}", size, addr));
     ByteReader r(Bytes(buf.data(), size), options_.endian, kStack, addr);
     return r.uint(size, field);
   }
 
   Result<uint64_t> reg_value(uint16_t r, std::string_view field) const {
     if (auto v = regs_.get(r)) return *v;
-    return fail(kRegisters, 0, field, fmt::format("{} has no known value", name(r)));
+    return fail(ErrorKind::UnknownRegister, kRegisters, 0, field,
+                fmt::format("{} has no known value", name(r)));
   }
 
   Result<uint64_t> compute_cfa() const {
     const CfaRule& c = rule_.cfa;
     if (!trusted(c.reg))
-      return fail(kRegisters, 0, "cfa",
+      return fail(ErrorKind::UnknownRegister, kRegisters, 0, "cfa",
                   fmt::format("CFA from {} is trusted only in the innermost frame", name(c.reg)));
     auto base = reg_value(c.reg, "cfa");
     if (!base) return base;
@@ -132,7 +108,9 @@ class Stepper {
       case RegRule::Kind::Undefined: return std::nullopt;
       case RegRule::Kind::Unchanged: {
         auto v = regs_.get(target);
-        if (!v && is_ra) return fail(kRegisters, 0, field, fmt::format("{} has no known value", name(target)));
+        if (!v && is_ra)
+          return fail(ErrorKind::UnknownRegister, kRegisters, 0, field,
+                      fmt::format("{} has no known value", name(target)));
         return v;
       }
       case RegRule::Kind::AtCfa: return read_word(add(cfa_, rule.offset), field);
@@ -141,14 +119,15 @@ class Stepper {
       case RegRule::Kind::AtReg: {
         if (!trusted(rule.reg)) {
           if (!is_ra) return std::nullopt;
-          return fail(kRegisters, 0, field,
+          return fail(ErrorKind::UnknownRegister, kRegisters, 0, field,
                       fmt::format("return address from {} is trusted only in the innermost frame",
                                   name(rule.reg)));
         }
         auto base = regs_.get(rule.reg);
         if (!base) {
           if (!is_ra) return std::nullopt;
-          return fail(kRegisters, 0, field, fmt::format("{} has no known value", name(rule.reg)));
+          return fail(ErrorKind::UnknownRegister, kRegisters, 0, field,
+                      fmt::format("{} has no known value", name(rule.reg)));
         }
         const uint64_t v = add(*base, rule.offset);
         if (rule.kind == RegRule::Kind::InReg) return v;
@@ -172,27 +151,17 @@ class Stepper {
   const RegisterSet& regs_;
   const MemoryReader& mem_;
   const StepOptions& options_;
-  ArchRegs arch_;
+  const ArchInfo& arch_;
   uint64_t cfa_ = 0;
 };
 
 }  // namespace
 
-std::span<const uint16_t> callee_saved_registers(Arch arch) {
-  switch (arch) {
-    case Arch::X86_64: return kX86_64Saved;
-    case Arch::I386: return kI386Saved;
-    case Arch::AArch64: return kAArch64Saved;
-    case Arch::S390x: return kS390xSaved;
-  }
-  return {};
-}
-
 std::optional<uint64_t> RegisterSet::sp() const { return get(sp_reg()); }
 std::optional<uint64_t> RegisterSet::fp() const { return get(fp_reg()); }
-uint16_t RegisterSet::sp_reg() const { return arch_regs(arch_).sp; }
-uint16_t RegisterSet::fp_reg() const { return arch_regs(arch_).fp; }
-uint16_t RegisterSet::ra_reg() const { return arch_regs(arch_).ra; }
+uint16_t RegisterSet::sp_reg() const { return arch_info(arch_).sp; }
+uint16_t RegisterSet::fp_reg() const { return arch_info(arch_).fp; }
+uint16_t RegisterSet::ra_reg() const { return arch_info(arch_).ra; }
 
 Result<StepResult> step(const UnwindRule& rule, const RegisterSet& regs, const MemoryReader& mem,
                         const StepOptions& options) {

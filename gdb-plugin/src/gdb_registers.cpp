@@ -1,9 +1,5 @@
 #include "gdb_registers.h"
 
-#include <array>
-
-#include <fmt/format.h>
-
 #include "unwindkit/stepper.h"
 
 namespace unwindkit::gdb {
@@ -15,22 +11,17 @@ std::optional<Arch> arch_from_gdb_name(std::string_view gdb_arch) {
 }
 
 std::string gdb_register_name(Arch arch, uint16_t dwarf_reg) {
-  if (arch == Arch::AArch64) {
-    if (dwarf_reg == reg::aarch64::sp) return "sp";
-    if (dwarf_reg == reg::aarch64::pc) return "pc";
-    if (dwarf_reg <= reg::aarch64::x30) return fmt::format("x{}", dwarf_reg);
-  }
+  if (const RegisterInfo* r = register_info(arch, dwarf_reg)) return std::string(r->gdb_name);
   return reg_name(arch, dwarf_reg);
 }
 
-std::string_view gdb_pc_name(Arch arch) { return arch == Arch::X86_64 ? "rip" : "pc"; }
+std::string_view gdb_pc_name(Arch arch) { return arch_info(arch).gdb_pc_name; }
 
-std::span<const uint16_t> unwind_input_registers(Arch arch) {
-  static constexpr std::array<uint16_t, 2> x86_64 = {reg::x86_64::rsp, reg::x86_64::rbp};
-  static constexpr std::array<uint16_t, 3> aarch64 = {reg::aarch64::sp, reg::aarch64::x29,
-                                                      reg::aarch64::x30};
-  if (arch == Arch::AArch64) return aarch64;
-  return x86_64;
+std::vector<uint16_t> unwind_input_registers(Arch arch) {
+  const ArchInfo& info = arch_info(arch);
+  std::vector<uint16_t> regs = {info.sp, info.fp};
+  if (info.ra_in_register) regs.push_back(info.ra);
+  return regs;
 }
 
 std::vector<uint16_t> gdb_passed_through_registers(Arch arch) {

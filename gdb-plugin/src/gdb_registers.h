@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,7 +20,7 @@ std::string gdb_register_name(Arch arch, uint16_t dwarf_reg);
 std::string_view gdb_pc_name(Arch arch);
 // The registers the stepper may need from a frame besides the PC: SP, FP and, where the
 // return address can live in a register (AArch64 leaf functions), that register.
-std::span<const uint16_t> unwind_input_registers(Arch arch);
+std::vector<uint16_t> unwind_input_registers(Arch arch);
 // The callee-saved registers the unwinder hands back unchanged when a rule leaves them alone
 // (otherwise GDB shows them as <not saved> in callers).
 std::vector<uint16_t> gdb_passed_through_registers(Arch arch);

@@ -23,26 +23,16 @@ class LldbMemory : public MemoryReader {
 
 }  // namespace
 
-uint16_t general_register_count(Arch arch) {
-  switch (arch) {
-    case Arch::X86_64: return reg::x86_64::rip + 1;
-    case Arch::AArch64: return reg::aarch64::pc + 1;
-    case Arch::S390x: return 16;
-    case Arch::I386: return reg::i386::eip + 1;
-  }
-  return 0;
-}
-
 namespace {
 
 RegisterSet frame_registers(Arch arch, lldb::SBFrame frame) {
   RegisterSet regs(arch);
-  for (uint16_t r = 0; r < general_register_count(arch); ++r) {
-    lldb::SBValue value = frame.FindRegister(reg_name(arch, r).c_str());
+  for (const RegisterInfo& r : general_registers(arch)) {
+    lldb::SBValue value = frame.FindRegister(std::string(r.lldb_name).c_str());
     if (!value.IsValid()) continue;
     lldb::SBError error;
     uint64_t v = value.GetValueAsUnsigned(error, 0);
-    if (error.Success()) regs.set(r, v);
+    if (error.Success()) regs.set(r.dwarf, v);
   }
   regs.set_pc(frame.GetPC());
   return regs;

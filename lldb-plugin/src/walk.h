@@ -15,8 +15,6 @@
 namespace unwindkit::lldb_plugin {
 
 std::optional<Arch> target_arch(lldb::SBTarget target);
-// DWARF columns 0..n-1 are the general registers LLDB reads and `unwindkit regs` prints.
-uint16_t general_register_count(Arch arch);
 
 // Walks at most `max_frames` frames of `thread`; the walk's frames point into `modules`, which
 // the call fills with the target's modules.

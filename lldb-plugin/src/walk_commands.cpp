@@ -80,13 +80,14 @@ bool RegistersCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComma
                                            walk.stop_reason));
   const RegisterSet& regs = walk.frames[n].regs;
   std::string out = fmt::format("frame #{} (unwindkit):\n", n);
-  // x86_64's return-address column is rip itself: printed once, as the pc.
-  const bool x86_64 = regs.arch() == Arch::X86_64;
-  for (uint16_t r = 0; r < general_register_count(regs.arch()); ++r) {
-    if (x86_64 && r == reg::x86_64::rip) continue;
-    if (auto v = regs.get(r)) out += fmt::format("  {:>6} = 0x{:016x}\n", reg_name(regs.arch(), r), *v);
+  // The pc is printed once, last, under LLDB's name for it (x86_64's return-address column is
+  // rip itself).
+  const ArchInfo& arch = arch_info(regs.arch());
+  for (const RegisterInfo& r : general_registers(regs.arch())) {
+    if (r.lldb_name == arch.lldb_pc_name) continue;
+    if (auto v = regs.get(r.dwarf)) out += fmt::format("  {:>6} = 0x{:016x}\n", r.name, *v);
   }
-  out += fmt::format("  {:>6} = 0x{:016x}\n", x86_64 ? "rip" : "pc", regs.pc().value_or(0));
+  out += fmt::format("  {:>6} = 0x{:016x}\n", arch.lldb_pc_name, regs.pc().value_or(0));
   print(result, out);
   return true;
 }

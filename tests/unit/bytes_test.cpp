@@ -40,7 +40,21 @@ TEST(ByteReader, ShortReadNamesSectionOffsetAndField) {
   EXPECT_EQ(v.error().offset, 0x102u);
   EXPECT_EQ(v.error().field, "sfh_num_fdes");
   EXPECT_EQ(v.error().to_string(), ".sframe+0x102: sfh_num_fdes: needs 4 bytes, 1 left");
+  EXPECT_EQ(v.error().kind, ErrorKind::Truncated);
   EXPECT_EQ(r.pos(), 2u);  // a failed read does not move the cursor
+}
+
+TEST(ByteReader, ErrorKindsTellShortReadsFromBadValues) {
+  const std::array<uint8_t, 4> b{};
+  ByteReader r(b, Endian::Little, "t");
+  EXPECT_EQ(r.sub(2, 4, "range").error().kind, ErrorKind::Truncated);
+  EXPECT_EQ(r.skip(5, "pad").error().kind, ErrorKind::Truncated);
+  EXPECT_EQ(r.seek(5, "at").error().kind, ErrorKind::Truncated);
+  EXPECT_EQ(r.bytes(5, "blob").error().kind, ErrorKind::Truncated);
+  EXPECT_EQ(r.error_at(0, "magic", "bad").value().kind, ErrorKind::BadValue);
+  EXPECT_EQ(fail("t", 0, "f", "m").value().kind, ErrorKind::BadValue);
+  EXPECT_EQ(fail(ErrorKind::Io, "t", 0, "f", "m").value().kind, ErrorKind::Io);
+  EXPECT_EQ(error_kind_name(ErrorKind::UnreadableMemory), "unreadable memory");
 }
 
 TEST(ByteReader, SubRangesAreChecked) {

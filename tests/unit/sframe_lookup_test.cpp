@@ -346,6 +346,7 @@ TEST(SFrameDecode, RejectsBadMagicVersionAndAbi) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().offset, 2u);
   EXPECT_EQ(r.error().field, "sfp_version");
+  EXPECT_EQ(r.error().kind, ErrorKind::Unsupported);
   bad = bytes;
   bad[4] = 7;
   r = sframe::decode(bad, 0);

@@ -78,6 +78,7 @@ TEST(Stepper, UnreadableStackIsAnErrorNamingAddressAndField) {
   EXPECT_EQ(r.error().section, "stack");
   EXPECT_EQ(r.error().offset, 0x1000u);
   EXPECT_EQ(r.error().field, "ra");
+  EXPECT_EQ(r.error().kind, ErrorKind::UnreadableMemory);
 }
 
 TEST(Stepper, DerefCfaAsInSignalTrampoline) {
@@ -185,6 +186,7 @@ TEST(Stepper, MissingRegisterIsAnError) {
   auto r = step(rule, regs, mem);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().field, "cfa");
+  EXPECT_EQ(r.error().kind, ErrorKind::UnknownRegister);
 }
 
 TEST(Stepper, CalleeSavedListsFollowTheAbis) {

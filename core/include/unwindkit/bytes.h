@@ -63,9 +63,11 @@ class ByteReader {
   // A reader over [pos, pos + n) of this one, reporting offsets of the whole table.
   Result<ByteReader> sub(size_t pos, size_t n, std::string_view field) const;
 
-  // An Error at the cursor (or at `pos`) for checks that are not about length.
+  // An Error at the cursor (or at `pos`) for checks that are not about length (BadValue).
   tl::unexpected<Error> error(std::string_view field, std::string message) const;
   tl::unexpected<Error> error_at(size_t pos, std::string_view field, std::string message) const;
+  // A Truncated Error at `pos`: what every read past the end returns.
+  tl::unexpected<Error> short_at(size_t pos, std::string_view field, std::string message) const;
 
  private:
   Result<uint64_t> raw_at(size_t pos, size_t width, std::string_view field) const;

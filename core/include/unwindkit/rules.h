@@ -5,7 +5,7 @@
 // through a memory-read callback. Formats never read memory; the stepper never parses tables.
 //
 // Registers are named by their DWARF numbers (the numbering every one of these formats
-// either uses already or maps onto exactly), see the `reg` namespaces below.
+// either uses already or maps onto exactly): arch.h's table.
 #pragma once
 
 #include <cstdint>
@@ -13,36 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "unwindkit/arch.h"
+
 namespace unwindkit {
-
-enum class Arch : uint8_t { X86_64, AArch64, S390x, I386 };
-
-std::string_view arch_name(Arch arch);
-// Bytes in a pointer / stack slot.
-unsigned arch_word_size(Arch arch);
-
-// DWARF register numbers (System V psABI for x86_64/i386, AAPCS64 DWARF for AArch64,
-// s390x ELF ABI). Only what the rule model and stepper name explicitly is listed.
-namespace reg {
-namespace x86_64 {
-inline constexpr uint16_t rax = 0, rdx = 1, rcx = 2, rbx = 3, rsi = 4, rdi = 5, rbp = 6, rsp = 7;
-inline constexpr uint16_t r8 = 8, r9 = 9, r10 = 10, r11 = 11, r12 = 12, r13 = 13, r14 = 14,
-                          r15 = 15;
-inline constexpr uint16_t rip = 16;  // the return-address column
-}  // namespace x86_64
-namespace i386 {
-inline constexpr uint16_t eax = 0, ecx = 1, edx = 2, ebx = 3, esp = 4, ebp = 5, esi = 6, edi = 7;
-inline constexpr uint16_t eip = 8;
-}  // namespace i386
-namespace aarch64 {
-inline constexpr uint16_t x0 = 0, x19 = 19, x29 = 29 /* fp */, x30 = 30 /* lr */, sp = 31;
-inline constexpr uint16_t pc = 32;
-inline constexpr uint16_t v0 = 64, d8 = 72;  // d8..d15 = 72..79 (low 64 bits of v8..v15)
-}  // namespace aarch64
-namespace s390x {
-inline constexpr uint16_t r0 = 0, r6 = 6, r11 = 11 /* fp */, r14 = 14 /* ra */, r15 = 15 /* sp */;
-}  // namespace s390x
-}  // namespace reg
 
 // How the Canonical Frame Address is found. The CFA is the value of the stack pointer
 // just before the call into this frame (x86_64, AArch64), or that value + 160 (s390x).
@@ -124,6 +97,5 @@ struct UnwindRule {
 
 // One-line human description, e.g. "cfa=rsp+16 ra=[cfa-8] fp=[cfa-16]".
 std::string describe(const UnwindRule& rule);
-std::string reg_name(Arch arch, uint16_t dwarf_reg);
 
 }  // namespace unwindkit

@@ -40,7 +40,7 @@ class RegisterSet {
 
   std::optional<uint64_t> pc() const { return pc_; }
   void set_pc(uint64_t pc) { pc_ = pc; }
-  // The stack pointer and frame pointer registers of this architecture.
+  // The stack pointer and frame pointer registers of this architecture (arch_info()).
   std::optional<uint64_t> sp() const;
   std::optional<uint64_t> fp() const;
   uint16_t sp_reg() const;
@@ -55,10 +55,6 @@ class RegisterSet {
   std::bitset<kMaxRegs> known_;
   std::optional<uint64_t> pc_;
 };
-
-// Callee-saved registers of the architecture's ABI: carried into the caller unchanged
-// unless a rule says where they were saved. Every other register becomes unknown.
-std::span<const uint16_t> callee_saved_registers(Arch arch);
 
 // Memory of the process being unwound (core file, live process, debugger).
 class MemoryReader {

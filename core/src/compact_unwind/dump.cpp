@@ -104,9 +104,10 @@ std::string dump_object_section(const std::vector<ObjectEntry>& entries) {
 std::string describe_encoding(const DecodedEncoding& d) {
   std::string out(mode_name(d.arch, d.mode));
   const bool arm = d.arch == Arch::AArch64;
-  const unsigned w = arch_word_size(d.arch);
-  const std::string sp = arm ? "sp" : d.arch == Arch::I386 ? "esp" : "rsp";
-  const std::string fp = arm ? "fp" : d.arch == Arch::I386 ? "ebp" : "rbp";
+  const ArchInfo& regs = arch_info(d.arch);
+  const unsigned w = regs.word_size;
+  const std::string sp = reg_name(d.arch, regs.sp);
+  const std::string fp = reg_name(d.arch, regs.fp);
   switch (d.kind) {
     case Kind::None:
       out += " (no unwind information)";
@@ -120,7 +121,7 @@ std::string describe_encoding(const DecodedEncoding& d) {
       break;
     case Kind::FramelessImmediate:
       out += fmt::format(" stack size={} cfa={}+{} ra={}", d.stack_size, sp, d.stack_size,
-                         arm ? "lr" : fmt::format("[cfa-{}]", w));
+                         arm ? reg_name(d.arch, regs.ra) : fmt::format("[cfa-{}]", w));
       break;
     case Kind::FramelessIndirect:
       out += fmt::format(" stack size=imm32 at function+{}, +{} cfa={}+size ra=[cfa-{}]",

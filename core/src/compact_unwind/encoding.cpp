@@ -32,11 +32,11 @@ struct Arm64Pair {
   uint16_t first;  // the lower-numbered register, stored at the higher address
 };
 constexpr std::array<Arm64Pair, 9> kArm64Pairs = {{
-    {kArm64PairX19X20, 19},
-    {kArm64PairX21X22, 21},
-    {kArm64PairX23X24, 23},
-    {kArm64PairX25X26, 25},
-    {kArm64PairX27X28, 27},
+    {kArm64PairX19X20, reg::aarch64::x19},
+    {kArm64PairX21X22, reg::aarch64::x19 + 2},
+    {kArm64PairX23X24, reg::aarch64::x19 + 4},
+    {kArm64PairX25X26, reg::aarch64::x19 + 6},
+    {kArm64PairX27X28, reg::aarch64::x19 + 8},
     {kArm64PairD8D9, reg::aarch64::d8},
     {kArm64PairD10D11, reg::aarch64::d8 + 2},
     {kArm64PairD12D13, reg::aarch64::d8 + 4},
@@ -215,7 +215,7 @@ Result<DecodedEncoding> decode_encoding(Arch arch, uint32_t encoding) {
     case Arch::I386: return decode_x86(std::move(d), false);
     case Arch::AArch64: return decode_arm64(std::move(d));
     default:
-      return fail(kSection, 0, "arch",
+      return fail(ErrorKind::Unsupported, kSection, 0, "arch",
                   fmt::format("no compact unwind for {}", arch_name(arch)));
   }
 }

@@ -87,10 +87,11 @@ Result<Lowered> lower(Arch arch, const Entry& entry, Bytes function_code) {
   rule.source = Source::CompactUnwind;
   rule.func_start = entry.function_start;
   rule.func_end = entry.function_end;
-  const auto w = static_cast<int64_t>(arch_word_size(arch));
+  const ArchInfo& regs = arch_info(arch);
+  const auto w = static_cast<int64_t>(regs.word_size);
   const bool arm = arch == Arch::AArch64;
-  const uint16_t sp = arm ? reg::aarch64::sp : arch == Arch::I386 ? reg::i386::esp : reg::x86_64::rsp;
-  const uint16_t fp = arm ? reg::aarch64::x29 : arch == Arch::I386 ? reg::i386::ebp : reg::x86_64::rbp;
+  const uint16_t sp = regs.sp;
+  const uint16_t fp = regs.fp;
   switch (d->kind) {
     case Kind::FramePointer:
       // Return address and caller's fp sit just above the frame pointer on every arch.
@@ -102,7 +103,7 @@ Result<Lowered> lower(Arch arch, const Entry& entry, Bytes function_code) {
     case Kind::FramelessImmediate:
       rule.cfa = {CfaRule::Kind::RegOffset, sp, d->stack_size};
       // arm64 leaves the return address in lr (innermost frame only); x86 pushed it.
-      rule.ra = arm ? RegRule::in_reg(reg::aarch64::x30) : RegRule::at_cfa(-w);
+      rule.ra = arm ? RegRule::in_reg(regs.ra) : RegRule::at_cfa(-w);
       break;
     case Kind::FramelessIndirect: {
       ByteReader code(function_code, Endian::Little, "function code");

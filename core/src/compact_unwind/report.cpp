@@ -81,7 +81,7 @@ Result<std::optional<Entry>> find_entry(const SliceTables& t, uint64_t pc) {
 Result<std::optional<UnwindRule>> dwarf_rule(const macho::Slice& slice, Arch arch, uint64_t pc) {
   const macho::Section* eh = slice.section(kEhFrameSegment, kEhFrameSection);
   if (eh == nullptr)
-    return fail("__eh_frame", 0, "section", "DWARF-mode entry but no __TEXT,__eh_frame section");
+    return fail(ErrorKind::NotFound, "__eh_frame", 0, "section", "DWARF-mode entry but no __TEXT,__eh_frame section");
   auto cfi = dwarf::CfiTables::open_eh_frame(arch, eh->data, eh->addr);
   if (!cfi) return tl::unexpected(cfi.error());
   auto rule = cfi->lookup(pc);

@@ -9,6 +9,7 @@
 #include "unwindkit/json_text.h"
 
 #include "unwindkit/compact_unwind/constants.h"
+#include "unwindkit/macho/constants.h"
 #include "unwindkit/compact_unwind/dump.h"
 
 namespace unwindkit::compact_unwind {
@@ -17,7 +18,7 @@ Result<SliceTables> decode_slice(const macho::Slice& slice) {
   SliceTables t;
   const auto arch = slice.arch();
   if (!arch)
-    return fail("Mach-O", 4, "cputype",
+    return fail(ErrorKind::Unsupported, "Mach-O", macho::kOffCpuType, "cputype",
                 fmt::format("no compact unwind for {}", macho::cpu_name(slice.cputype())));
   t.arch = *arch;
   t.image_base = slice.image_base();

@@ -23,18 +23,16 @@ namespace {
 // broken table.
 constexpr std::string_view kNoMatch = "no matching address range";
 
-// Registers whose caller values a CFI row may describe: the general registers, and the
-// floating-point registers the ABI preserves (callee_saved_registers lists them).
+// Registers whose caller values a CFI row may describe: the general registers but the PC
+// (whose caller value is the return address), and the floating-point registers the ABI
+// preserves.
 std::vector<uint16_t> described_registers(Arch arch) {
+  const ArchInfo& info = arch_info(arch);
   std::vector<uint16_t> out;
-  const uint16_t general = arch == Arch::AArch64 ? 32 : arch == Arch::S390x ? 16 : arch == Arch::I386 ? 9 : 17;
-  for (uint16_t r = 0; r < general; ++r) out.push_back(r);
-  for (uint16_t r : callee_saved_registers(arch))
-    if (r >= general) out.push_back(r);
+  for (const RegisterInfo& r : info.registers)
+    if ((r.general && r.dwarf != info.pc) || r.callee_saved) out.push_back(r.dwarf);
   return out;
 }
-
-int64_t sp_from_cfa(Arch arch) { return arch == Arch::S390x ? -160 : 0; }
 
 // A minimal ELF64 image holding `section` as `.eh_frame` at `address`: libdw reads CFI only
 // out of ELF, and its `.eh_frame` reader (pointer encodings relative to the section address,
@@ -111,7 +109,7 @@ struct CfiTables::Impl {
     UnwindRule rule;
     rule.arch = arch;
     rule.source = Source::Cfi;
-    rule.sp_from_cfa = sp_from_cfa(arch);
+    rule.sp_from_cfa = arch_info(arch).sp_from_cfa;
     Dwarf_Addr start = 0, end = 0;
     bool signal = false;
     const int ra_col = dwarf_frame_info(frame, &start, &end, &signal);
@@ -179,7 +177,7 @@ CfiTables::~CfiTables() = default;
 Result<CfiTables> CfiTables::open(const elf::ElfFile& file) {
   const auto arch = file.arch();
   if (!arch)
-    return fail("ELF", 0, "e_machine",
+    return fail(ErrorKind::Unsupported, "ELF", 0, "e_machine",
                 fmt::format("{}: no unwinder for machine {}", file.name(), file.machine()));
   auto impl = std::make_unique<Impl>();
   impl->arch = *arch;
@@ -197,7 +195,7 @@ Result<CfiTables> CfiTables::open(const elf::ElfFile& file) {
 
 Result<CfiTables> CfiTables::open_eh_frame(Arch arch, Bytes section, uint64_t address) {
   if (arch != Arch::X86_64 && arch != Arch::AArch64)
-    return fail("__eh_frame", 0, "arch",
+    return fail(ErrorKind::Unsupported, "__eh_frame", 0, "arch",
                 fmt::format("no DWARF CFI reader for {} outside ELF", arch_name(arch)));
   auto impl = std::make_unique<Impl>();
   impl->arch = arch;

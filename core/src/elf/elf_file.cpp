@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -23,6 +24,33 @@ struct ElfFile::Handle {
     if (elf) elf_end(elf);
   }
 };
+
+// constants.h against <elf.h> (gelf.h includes it).
+static_assert(kMachineX86_64 == EM_X86_64 && kMachineAArch64 == EM_AARCH64 &&
+              kMachineS390 == EM_S390 && kMachine386 == EM_386);
+static_assert(kTypeRel == ET_REL && kTypeExec == ET_EXEC && kTypeDyn == ET_DYN &&
+              kTypeCore == ET_CORE);
+static_assert(kSegmentLoad == PT_LOAD && kSegmentNote == PT_NOTE && kSegmentPhdr == PT_PHDR &&
+              kSegmentGnuSFrame == 0x6474e554 /* PT_GNU_SFRAME: not in glibc 2.36's */);
+static_assert(kSectionNoBits == SHT_NOBITS && kNoteGnuBuildId == NT_GNU_BUILD_ID &&
+              kAtPhdr == AT_PHDR && kAtEntry == AT_ENTRY);
+static_assert(kIdentClass == EI_CLASS && kClass64 == ELFCLASS64);
+static_assert(kEhdrSize64 == sizeof(Elf64_Ehdr) && kOffType == offsetof(Elf64_Ehdr, e_type) &&
+              kOffType == offsetof(Elf32_Ehdr, e_type) &&
+              kOffMachine == offsetof(Elf64_Ehdr, e_machine) &&
+              kOffMachine == offsetof(Elf32_Ehdr, e_machine) &&
+              kOffPhoff64 == offsetof(Elf64_Ehdr, e_phoff) &&
+              kOffShoff64 == offsetof(Elf64_Ehdr, e_shoff) &&
+              kOffPhentsize64 == offsetof(Elf64_Ehdr, e_phentsize) &&
+              kOffPhnum64 == offsetof(Elf64_Ehdr, e_phnum) &&
+              kOffShentsize64 == offsetof(Elf64_Ehdr, e_shentsize) &&
+              kOffShnum64 == offsetof(Elf64_Ehdr, e_shnum));
+static_assert(kPhdrSize64 == sizeof(Elf64_Phdr) && kOffPType == offsetof(Elf64_Phdr, p_type) &&
+              kOffPOffset64 == offsetof(Elf64_Phdr, p_offset) &&
+              kOffPFilesz64 == offsetof(Elf64_Phdr, p_filesz));
+static_assert(kShdrSize64 == sizeof(Elf64_Shdr) && kOffShAddr64 == offsetof(Elf64_Shdr, sh_addr) &&
+              kOffShOffset64 == offsetof(Elf64_Shdr, sh_offset) &&
+              kOffShSize64 == offsetof(Elf64_Shdr, sh_size));
 
 namespace {
 
@@ -70,21 +98,21 @@ void collect_notes(Elf_Data* data, uint64_t file_offset, std::vector<Note>& out)
 
 Result<ElfFile> ElfFile::open(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return fail(path, 0, "file", std::strerror(errno));
+  if (!in) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
   // One read of the whole file into a buffer left uninitialized: a byte-at-a-time copy, and
   // then zero-filling a large program before reading over it, each dominated dumping one.
   const std::streamoff size = in.tellg();
-  if (size < 0 || !in.seekg(0)) return fail(path, 0, "file", "read error");
+  if (size < 0 || !in.seekg(0)) return fail(ErrorKind::Io, path, 0, "file", "read error");
   std::shared_ptr<uint8_t[]> buffer(new uint8_t[static_cast<size_t>(size)]);
   if (!in.read(reinterpret_cast<char*>(buffer.get()), size))
-    return fail(path, 0, "file", "read error");
+    return fail(ErrorKind::Io, path, 0, "file", "read error");
   const Bytes image(buffer.get(), static_cast<size_t>(size));
   return parse_image(std::move(buffer), image, path);
 }
 
 Result<ElfFile> ElfFile::map(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(path, 0, "file", std::strerror(errno));
+  if (fd < 0) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
     ::close(fd);

@@ -1,10 +1,8 @@
 #include "unwindkit/elf/section_replace.h"
 
-#include <elf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstddef>
 
 namespace unwindkit::elf {
 
@@ -57,15 +55,15 @@ Result<std::vector<uint8_t>> replace_section(const ElfFile& file, std::string_vi
 
   const Bytes image = file.image();
   const ByteReader eh(image, file.endian(), "ELF");
-  auto shoff = eh.uint_at(offsetof(Elf64_Ehdr, e_shoff), 8, "e_shoff");
+  auto shoff = eh.uint_at(kOffShoff64, 8, "e_shoff");
   if (!shoff) return tl::unexpected(shoff.error());
-  auto shentsize = eh.uint_at(offsetof(Elf64_Ehdr, e_shentsize), 2, "e_shentsize");
+  auto shentsize = eh.uint_at(kOffShentsize64, 2, "e_shentsize");
   if (!shentsize) return tl::unexpected(shentsize.error());
-  auto shnum = eh.uint_at(offsetof(Elf64_Ehdr, e_shnum), 2, "e_shnum");
+  auto shnum = eh.uint_at(kOffShnum64, 2, "e_shnum");
   if (!shnum) return tl::unexpected(shnum.error());
   // Extended numbering (e_shnum 0, the count in section 0) is not worth handling here.
-  if (*shentsize != sizeof(Elf64_Shdr) || *shnum == 0 || target->index >= *shnum)
-    return eh.error_at(offsetof(Elf64_Ehdr, e_shnum), "e_shnum",
+  if (*shentsize != kShdrSize64 || *shnum == 0 || target->index >= *shnum)
+    return eh.error_at(kOffShnum64, "e_shnum",
                        "unexpected section header table shape");
   const uint64_t table_size = *shnum * *shentsize;
   auto table = eh.sub(static_cast<size_t>(std::min<uint64_t>(*shoff, image.size() + 1)),
@@ -81,11 +79,11 @@ Result<std::vector<uint8_t>> replace_section(const ElfFile& file, std::string_vi
   out.insert(out.end(), table->data().begin(), table->data().end());
 
   Patcher p(out, file.endian());
-  const uint64_t entry = table_at + uint64_t{target->index} * sizeof(Elf64_Shdr);
-  for (auto r : {p.put(offsetof(Elf64_Ehdr, e_shoff), table_at, 8, "e_shoff"),
-                 p.put(entry + offsetof(Elf64_Shdr, sh_addr), address, 8, "sh_addr"),
-                 p.put(entry + offsetof(Elf64_Shdr, sh_offset), data_at, 8, "sh_offset"),
-                 p.put(entry + offsetof(Elf64_Shdr, sh_size), data.size(), 8, "sh_size")})
+  const uint64_t entry = table_at + uint64_t{target->index} * kShdrSize64;
+  for (auto r : {p.put(kOffShoff64, table_at, 8, "e_shoff"),
+                 p.put(entry + kOffShAddr64, address, 8, "sh_addr"),
+                 p.put(entry + kOffShOffset64, data_at, 8, "sh_offset"),
+                 p.put(entry + kOffShSize64, data.size(), 8, "sh_size")})
     if (!r) return tl::unexpected(r.error());
   return out;
 }

@@ -262,7 +262,7 @@ Result<MachOFile> MachOFile::parse(std::shared_ptr<const std::vector<uint8_t>> i
   const bool fat64 = magic == kFatMagic64;
   UK_TRY(nfat, be.u32("nfat_arch"));
   if (nfat > bytes.size() / kFatArchSize32)
-    return be.error_at(4, "nfat_arch", fmt::format("{} architectures cannot fit", nfat));
+    return be.error_at(kOffFatNArch, "nfat_arch", fmt::format("{} architectures cannot fit", nfat));
   for (uint32_t i = 0; i < nfat; ++i) {
     UK_TRY(cputype, be.u32("fat_arch.cputype"));
     UK_CHECK(be.skip(4, "fat_arch.cpusubtype"));
@@ -288,7 +288,7 @@ Result<MachOFile> MachOFile::parse(std::shared_ptr<const std::vector<uint8_t>> i
 
 Result<MachOFile> MachOFile::open(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(path, 0, "file", "cannot open");
+  if (!in) return fail(ErrorKind::Io, path, 0, "file", "cannot open");
   auto image = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(in),
                                                       std::istreambuf_iterator<char>());
   return parse(std::move(image));
@@ -305,7 +305,8 @@ Result<const Slice*> MachOFile::select(std::string_view arch_name) const {
   }
   for (const auto& s : slices_)
     if (cpu_name(s.cputype()) == arch_name) return &s;
-  return fail(kContainer, 0, "cputype", fmt::format("no {} slice in this file", arch_name));
+  return fail(ErrorKind::NotFound, kContainer, 0, "cputype",
+              fmt::format("no {} slice in this file", arch_name));
 }
 
 }  // namespace unwindkit::macho

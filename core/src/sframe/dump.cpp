@@ -51,7 +51,7 @@ void dump_header(const Section& s, fmt::memory_buffer& out) {
 }
 
 std::string reg_text(const Section& s, uint16_t reg) {
-  const AbiRegs regs = abi_regs(s.header.abi_arch);
+  const ArchInfo& regs = abi_regs(s.header.abi_arch);
   if (reg == regs.sp) return "sp";
   if (reg == regs.fp) return "fp";
   return fmt::format(FMT_COMPILE("r{}"), reg);

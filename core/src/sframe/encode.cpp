@@ -121,7 +121,7 @@ Result<std::vector<uint8_t>> encode(const Section& s, const EncodeOptions& optio
     }
     num_fres += fde.fres.size();
   }
-  const uint64_t fde_bytes = s.fdes.size() * detail::fde_size(version);
+  const uint64_t fde_bytes = s.fdes.size() * uint64_t{version_layout(version).entry_size};
   if (fres.size() > std::numeric_limits<uint32_t>::max() ||
       fde_bytes > std::numeric_limits<uint32_t>::max() ||
       num_fres > std::numeric_limits<uint32_t>::max())

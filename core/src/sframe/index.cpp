@@ -123,7 +123,7 @@ void Index::build_pages() {
 Arch Index::arch() const { return detail::abi_arch(header_.abi_arch); }
 
 uint64_t Index::fde_at(size_t i) const {
-  return header_.fde_subsection() + i * uint64_t{detail::fde_size(header_.version)};
+  return header_.fde_subsection() + i * uint64_t{layout_.entry_size};
 }
 
 std::optional<size_t> Index::find_fde(uint64_t pc) const {
@@ -150,7 +150,7 @@ std::optional<size_t> Index::find_fde(uint64_t pc) const {
   const Reader r(bytes_, endian_);
   for (size_t i = 0; i < starts_.size(); ++i) {
     if (pc < starts_[i]) continue;
-    auto size = r.uint(fde_at(i) + size_field(), 4, [&] { return detail::fde_field(i, "size"); });
+    auto size = r.uint(fde_at(i) + layout_.size_at, 4, [&] { return detail::fde_field(i, "size"); });
     if (size && pc - starts_[i] < *size) return i;
   }
   return std::nullopt;
@@ -161,37 +161,35 @@ Result<std::optional<UnwindRule>> Index::lookup(uint64_t pc) const {
   if (!i) return std::optional<UnwindRule>();
   const Reader r(bytes_, endian_);
   auto name = [&](const char* field) { return [=] { return detail::fde_field(*i, field); }; };
-  // The FDE's fields (v3: size and fre_off in the index entry, the rest in its attribute
-  // record at the head of its rows).
+  // The FDE's fields where the version's layout puts them (v3: size and fre_off in the index
+  // entry, the rest in its attribute record at the head of its rows).
+  const VersionLayout& layout = layout_;
   const uint64_t at = fde_at(*i);
   Fde fde;
   fde.func_start = starts_[*i];
-  auto size = r.uint(at + size_field(), 4, name("size"));
+  auto size = r.uint(at + layout.size_at, 4, name("size"));
   if (!size) return tl::unexpected(size.error());
   fde.size = static_cast<uint32_t>(*size);
   if (pc - fde.func_start >= fde.size) return std::optional<UnwindRule>();
-  auto fre_off = r.uint(at + size_field() + 4, 4, name("fre_off"));
+  auto fre_off = r.uint(at + layout.fre_off_at, 4, name("fre_off"));
   if (!fre_off) return tl::unexpected(fre_off.error());
   fde.fre_off = static_cast<uint32_t>(*fre_off);
-  const uint64_t attr = header_.version == kVersion3 ? header_.fre_subsection() + fde.fre_off
-                                                     : at + size_field() + 8;
-  const size_t count_width = header_.version == kVersion3 ? 2 : 4;
-  auto num_fres = r.uint(attr, count_width, name("num_fres"));
+  const uint64_t attr = layout.attr_in_fres ? header_.fre_subsection() + fde.fre_off : at;
+  auto num_fres = r.uint(attr + layout.num_fres_at, layout.num_fres_width, name("num_fres"));
   if (!num_fres) return tl::unexpected(num_fres.error());
   fde.num_fres = static_cast<uint32_t>(*num_fres);
-  auto info = r.uint(attr + count_width, 1, name("info"));
+  auto info = r.uint(attr + layout.info_at, 1, name("info"));
   if (!info) return tl::unexpected(info.error());
   fde.info = static_cast<uint8_t>(*info);
-  if (header_.version != kVersion1) {
-    const uint64_t rep_at = attr + count_width + (header_.version == kVersion3 ? 2 : 1);
-    auto rep = r.uint(rep_at, 1, name("rep_size"));
+  if (layout.info2_at != kAbsent) {
+    auto info2 = r.uint(attr + layout.info2_at, 1, name("info2"));
+    if (!info2) return tl::unexpected(info2.error());
+    fde.info2 = static_cast<uint8_t>(*info2);
+  }
+  if (layout.rep_size_at != kAbsent) {
+    auto rep = r.uint(attr + layout.rep_size_at, 1, name("rep_size"));
     if (!rep) return tl::unexpected(rep.error());
     fde.rep_size = static_cast<uint8_t>(*rep);
-    if (header_.version == kVersion3) {
-      auto info2 = r.uint(attr + count_width + 1, 1, name("info2"));
-      if (!info2) return tl::unexpected(info2.error());
-      fde.info2 = static_cast<uint8_t>(*info2);
-    }
   }
 
   uint64_t offset = pc - fde.func_start;
@@ -204,7 +202,7 @@ Result<std::optional<UnwindRule>> Index::lookup(uint64_t pc) const {
   // The last row starting at or before `offset`. Rows in order (the rule): scan until the
   // first row past it. Out of order: choose exactly as a binary search over the decoded rows.
   const size_t start_size = detail::fre_start_size(fde.fre_type());
-  uint64_t pos = header_.fre_subsection() + detail::first_fre_pos(header_, fde);
+  uint64_t pos = header_.fre_subsection() + fde.fre_off + layout.attr_size;
   std::optional<RowAt> found;
   std::vector<RowAt> all;
   for (size_t j = 0; j < fde.num_fres; ++j) {

@@ -52,17 +52,16 @@ RegRule lower_slot(const Slot& slot, RegRule when_absent) {
 
 UnwindRule detail::lower_row(const Header& header, const Fde& fde, uint8_t fre_info,
                              const Row& row) {
-  const AbiRegs regs = abi_regs(header.abi_arch);
-  const bool s390x = header.abi_arch == kAbiS390xBig;
+  const ArchInfo& regs = abi_regs(header.abi_arch);
   const bool aarch64 =
       header.abi_arch == kAbiAArch64Big || header.abi_arch == kAbiAArch64Little;
   UnwindRule rule;
-  rule.arch = abi_arch(header.abi_arch);
+  rule.arch = regs.arch;
   rule.source = Source::SFrame;
   rule.func_start = fde.func_start;
   rule.func_end = fde.func_end();
   rule.signal_frame = fde.signal(header.version);
-  rule.sp_from_cfa = s390x ? kS390xSpFromCfa : 0;
+  rule.sp_from_cfa = regs.sp_from_cfa;
   if (row.ra_undefined) {
     rule.cfa = {CfaRule::Kind::RegOffset, regs.sp, 0};
     rule.ra = RegRule::undefined();

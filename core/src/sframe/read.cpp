@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace unwindkit::sframe::detail {
 
@@ -62,15 +63,17 @@ Result<Layout> read_layout(Bytes bytes) {
   if (!header) return tl::unexpected(header.error());
   const Header& h = *header;
   if (h.version < kVersion1 || h.version > kVersion3)
-    return r.error_at(kOffVersion, "sfp_version", fmt::format("unknown version {}", h.version));
+    return fail(ErrorKind::Unsupported, kSectionName, kOffVersion, "sfp_version",
+                fmt::format("unknown version {}", h.version));
   if (!known_abi(h.abi_arch))
-    return r.error_at(kOffAbiArch, "sfh_abi_arch", fmt::format("unknown ABI {}", h.abi_arch));
+    return fail(ErrorKind::Unsupported, kSectionName, kOffAbiArch, "sfh_abi_arch",
+                fmt::format("unknown ABI {}", h.abi_arch));
   if (kHeaderSize + h.auxhdr_len > bytes.size())
     return r.error_at(kOffAuxHdrLen, "sfh_auxhdr_len",
                       fmt::format("aux header of {} bytes runs past the section end",
                                   h.auxhdr_len));
 
-  const uint64_t fde_bytes = uint64_t{h.num_fdes} * fde_size(h.version);
+  const uint64_t fde_bytes = uint64_t{h.num_fdes} * version_layout(h.version).entry_size;
   if (h.fde_subsection() > bytes.size() || fde_bytes > bytes.size() - h.fde_subsection())
     return r.error_at(kOffNumFdes, "sfh_num_fdes",
                       fmt::format("{} FDEs at sfh_fdeoff {:#x} run past the section end",
@@ -82,14 +85,6 @@ Result<Layout> read_layout(Bytes bytes) {
   auto fres = r.sub(static_cast<size_t>(h.fre_subsection()), h.fre_len, "sfh_freoff");
   if (!fres) return tl::unexpected(fres.error());
   return Layout{r, h, *fres};
-}
-
-size_t fde_size(uint8_t version) {
-  switch (version) {
-    case kVersion1: return kFdeSizeV1;
-    case kVersion2: return kFdeSizeV2;
-    default: return kFdeSizeV3;
-  }
 }
 
 size_t fre_start_size(uint8_t fre_type) {
@@ -111,61 +106,57 @@ std::string fre_field(size_t fde, size_t fre, std::string_view field) {
 
 Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const Header& header,
                      size_t index, uint64_t section_address) {
+  const VersionLayout& layout = version_layout(header.version);
   Fde fde;
-  const uint64_t at = header.fde_subsection() + index * fde_size(header.version);
+  const uint64_t at = header.fde_subsection() + index * uint64_t{layout.entry_size};
   fde.start_field = at;
-  // A field name is only needed for an Error, and no read can fail when the whole record
-  // (v3: and its attribute record) is in bounds: then skip formatting the names.
-  bool whole = fits(section, at, fde_size(header.version));
+  // Each field is read where the version's layout puts it, in the order they are stored, so
+  // the first one short of bytes is the Error. A field name is only needed for an Error, and
+  // no read can fail when the whole record is in bounds: then the names are not formatted.
+  bool whole = false;
   auto name = [&](const char* field) { return whole ? std::string() : fde_field(index, field); };
-  ByteReader r = section;
-  if (auto s = r.seek(static_cast<size_t>(std::min<uint64_t>(at, r.size() + 1)), name("start"));
-      !s)
-    return tl::unexpected(s.error());
-  auto get_u32 = [&](uint32_t& dst, const char* field) -> Result<void> {
-    auto v = r.u32(name(field));
-    if (!v) return tl::unexpected(v.error());
-    dst = *v;
-    return {};
-  };
-  auto get_u8 = [&](uint8_t& dst, const char* field) -> Result<void> {
-    auto v = r.u8(name(field));
-    if (!v) return tl::unexpected(v.error());
-    dst = *v;
-    return {};
-  };
-  if (header.version == kVersion3) {
-    auto start = r.i64(name("start"));
-    if (!start) return tl::unexpected(start.error());
-    fde.start_value = *start;
-  } else {
-    auto start = r.i32(name("start"));
-    if (!start) return tl::unexpected(start.error());
-    fde.start_value = *start;
-  }
-  if (auto v = get_u32(fde.size, "size"); !v) return tl::unexpected(v.error());
-  if (auto v = get_u32(fde.fre_off, "fre_off"); !v) return tl::unexpected(v.error());
-  if (header.version == kVersion3) {
-    // The attribute record sits in the FRE sub-section, right before the FREs.
-    whole = fits(fres, fde.fre_off, kFdeAttrSizeV3);
-    ByteReader a = fres;
-    if (auto s = a.seek(static_cast<size_t>(std::min<uint64_t>(fde.fre_off, a.size() + 1)),
-                        name("fre_off"));
+  // A reader positioned at `pos` (a position past the end is the Error for `field`).
+  auto at_pos = [&](const ByteReader& in, uint64_t pos, const char* field) -> Result<ByteReader> {
+    ByteReader r = in;
+    if (auto s = r.seek(static_cast<size_t>(std::min<uint64_t>(pos, r.size() + 1)), name(field));
         !s)
       return tl::unexpected(s.error());
-    auto n = a.u16(name("num_fres"));
-    if (!n) return tl::unexpected(n.error());
-    fde.num_fres = *n;
-    r = a;
-    if (auto v = get_u8(fde.info, "info"); !v) return tl::unexpected(v.error());
-    if (auto v = get_u8(fde.info2, "info2"); !v) return tl::unexpected(v.error());
-    if (auto v = get_u8(fde.rep_size, "rep_size"); !v) return tl::unexpected(v.error());
-  } else {
-    if (auto v = get_u32(fde.num_fres, "num_fres"); !v) return tl::unexpected(v.error());
-    if (auto v = get_u8(fde.info, "info"); !v) return tl::unexpected(v.error());
-    if (header.version == kVersion2)
-      if (auto v = get_u8(fde.rep_size, "rep_size"); !v) return tl::unexpected(v.error());
+    return r;
+  };
+  auto get = [&](const ByteReader& r, uint8_t off, uint8_t width, const char* field,
+                 auto& dst) -> Result<void> {
+    auto v = r.uint_at(r.pos() + off, width, name(field));
+    if (!v) return tl::unexpected(v.error());
+    dst = static_cast<std::remove_reference_t<decltype(dst)>>(*v);
+    return {};
+  };
+  whole = fits(section, at, layout.entry_size);
+  auto entry = at_pos(section, at, "start");
+  if (!entry) return tl::unexpected(entry.error());
+  auto start = entry->sint_at(entry->pos(), layout.start_width, name("start"));
+  if (!start) return tl::unexpected(start.error());
+  fde.start_value = *start;
+  if (auto v = get(*entry, layout.size_at, 4, "size", fde.size); !v)
+    return tl::unexpected(v.error());
+  if (auto v = get(*entry, layout.fre_off_at, 4, "fre_off", fde.fre_off); !v)
+    return tl::unexpected(v.error());
+  Result<ByteReader> attr = *entry;
+  if (layout.attr_in_fres) {
+    whole = fits(fres, fde.fre_off, layout.attr_size);
+    attr = at_pos(fres, fde.fre_off, "fre_off");
+    if (!attr) return tl::unexpected(attr.error());
   }
+  if (auto v = get(*attr, layout.num_fres_at, layout.num_fres_width, "num_fres", fde.num_fres);
+      !v)
+    return tl::unexpected(v.error());
+  if (auto v = get(*attr, layout.info_at, 1, "info", fde.info); !v)
+    return tl::unexpected(v.error());
+  if (layout.info2_at != kAbsent)
+    if (auto v = get(*attr, layout.info2_at, 1, "info2", fde.info2); !v)
+      return tl::unexpected(v.error());
+  if (layout.rep_size_at != kAbsent)
+    if (auto v = get(*attr, layout.rep_size_at, 1, "rep_size", fde.rep_size); !v)
+      return tl::unexpected(v.error());
   // PCREL: relative to this FDE's start field; otherwise to the section start (notes §1).
   const uint64_t base = section_address + (header.pcrel() ? at : 0);
   fde.func_start = base + static_cast<uint64_t>(fde.start_value);
@@ -173,7 +164,7 @@ Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const He
 }
 
 uint64_t first_fre_pos(const Header& header, const Fde& fde) {
-  return uint64_t{fde.fre_off} + (header.version == kVersion3 ? kFdeAttrSizeV3 : 0);
+  return uint64_t{fde.fre_off} + version_layout(header.version).attr_size;
 }
 
 namespace {

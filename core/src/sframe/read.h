@@ -31,7 +31,6 @@ struct Layout {
 };
 Result<Layout> read_layout(Bytes bytes);
 
-size_t fde_size(uint8_t version);
 // The size of the FRE start field for an FDE's FRE type; 0 for an unknown type.
 size_t fre_start_size(uint8_t fre_type);
 
@@ -39,7 +38,8 @@ std::string fde_field(size_t fde, std::string_view field);
 std::string fre_field(size_t fde, size_t fre, std::string_view field);
 
 // FDE `index`: its index entry, and for v3 its attribute record inside `fres` (the FRE
-// sub-section reader); the function start resolved against `section_address`. No FREs.
+// sub-section reader), read as version_layout() says; the function start resolved against
+// `section_address`. No FREs.
 Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const Header& header,
                      size_t index, uint64_t section_address);
 

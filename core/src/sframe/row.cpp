@@ -46,7 +46,7 @@ Result<Row> interpret_default(const Header& h, const Fre& fre, std::span<const i
     return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
                 fmt::format("{} data words, the ABI allows at most {}", n,
                             max_default_words(h.abi_arch)));
-  const AbiRegs regs = abi_regs(h.abi_arch);
+  const ArchInfo& regs = abi_regs(h.abi_arch);
   int64_t cfa_off = words[0];
   if (h.abi_arch == kAbiS390xBig) cfa_off = cfa_off * kS390xCfaAlignment + kS390xCfaAdjustment;
   row.cfa = {Slot::Kind::InReg, fre.base_sp() ? regs.sp : regs.fp, cfa_off};

@@ -36,13 +36,7 @@ class Checker {
     problems_.push_back(Error{kSectionName, offset, std::move(field), std::move(message)});
   }
 
-  uint8_t known_flags() const {
-    switch (section_.header.version) {
-      case kVersion1: return kFlagsKnownV1;
-      case kVersion2: return kFlagsKnownV2;
-      default: return kFlagsKnownV3;
-    }
-  }
+  uint8_t known_flags() const { return version_layout(section_.header.version).known_flags; }
 
   // False when the layout is unknown or does not fit, so no FDE can be located.
   bool check_header(Endian endian) {
@@ -70,7 +64,8 @@ class Checker {
       layout_ok = false;
     }
     const uint64_t fde_begin = h.fde_subsection();
-    const uint64_t fde_end = fde_begin + uint64_t{h.num_fdes} * detail::fde_size(h.version);
+    const uint64_t fde_end =
+        fde_begin + uint64_t{h.num_fdes} * version_layout(h.version).entry_size;
     if (fde_begin > size) {
       problem(kOffFdeOff, "sfh_fdeoff", fmt::format("FDE sub-section at {:#x} starts past the "
                                                     "section end ({:#x} bytes)", fde_begin, size));
@@ -125,23 +120,25 @@ class Checker {
   }
 
   void check_fde(const Fde& fde, size_t i) {
-    const uint8_t version = section_.header.version;
-    const uint64_t info_at = version == kVersion3
-                                 ? section_.header.fre_subsection() + fde.fre_off + 2
-                                 : fde.start_field + 16;
-    const uint8_t known_info = version == kVersion3 ? kInfoKnownV3 : kInfoKnownV1V2;
+    const VersionLayout& layout = version_layout(section_.header.version);
+    // Where the FDE's info, info2 and rep_size are: in its entry, or its attribute record.
+    const uint64_t attr = layout.attr_in_fres
+                              ? section_.header.fre_subsection() + fde.fre_off
+                              : fde.start_field;
+    const uint64_t info_at = attr + layout.info_at;
+    const uint8_t known_info = layout.known_info;
     if ((fde.info & ~known_info) != 0)
       problem(info_at, detail::fde_field(i, "info"),
               fmt::format("unknown info bits {:#04x}", fde.info & ~known_info));
     if (detail::fre_start_size(fde.fre_type()) == 0)
       problem(info_at, detail::fde_field(i, "info"),
               fmt::format("unknown FRE type {}", fde.fre_type()));
-    if (version == kVersion3 && (fde.info2 & kInfo2FdeTypeMask) > kFdeTypeFlex)
-      problem(info_at + 1, detail::fde_field(i, "info2"),
+    if (layout.info2_at != kAbsent && (fde.info2 & kInfo2FdeTypeMask) > kFdeTypeFlex)
+      problem(attr + layout.info2_at, detail::fde_field(i, "info2"),
               fmt::format("unknown FDE type {}", fde.info2 & kInfo2FdeTypeMask));
     if (fde.pcmask() && section_.rep_size(fde) == 0)
-      problem(version == kVersion3 ? info_at + 2 : fde.start_field + 17,
-              detail::fde_field(i, "rep_size"), "a PCMASK function needs a repetition size");
+      problem(attr + layout.rep_size_at, detail::fde_field(i, "rep_size"),
+              "a PCMASK function needs a repetition size");
     if (section_.header.sorted() && !section_.fdes.empty() &&
         fde.func_start <= section_.fdes.back().func_start)
       problem(fde.start_field, detail::fde_field(i, "start"),

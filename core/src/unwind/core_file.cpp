@@ -21,8 +21,6 @@ namespace unwindkit::unwind {
 namespace {
 
 constexpr std::string_view kSection = "core";
-constexpr uint64_t kAtPhdr = 3, kAtEntry = 9;
-constexpr uint32_t kSegmentPhdr = 6, kNoteGnuBuildId = 3;
 // Bounds for reading an ELF header page back out of the core: a real first page holds a
 // few dozen program headers and notes of a few hundred bytes.
 constexpr uint64_t kMaxPhnum = 512, kMaxNoteBytes = 64 * 1024;
@@ -71,15 +69,15 @@ std::string resolve(const std::string& recorded, const CoreOptions& o,
 // offset 0, if the core kept that page (Linux does, for ELF mappings, by default).
 std::optional<std::vector<uint8_t>> core_copy_build_id(const detail::CoreMemory& mem,
                                                        uint64_t start, Endian endian) {
-  std::vector<uint8_t> eh(64);
+  std::vector<uint8_t> eh(elf::kEhdrSize64);
   if (!mem.read_core(start, eh)) return std::nullopt;
-  if (std::memcmp(eh.data(), "\x7f" "ELF", 4) != 0 || eh[4] != 2 /*ELFCLASS64*/)
+  if (std::memcmp(eh.data(), "\x7f" "ELF", 4) != 0 || eh[elf::kIdentClass] != elf::kClass64)
     return std::nullopt;
   ByteReader h(eh, endian, kSection);
-  auto phoff = h.uint_at(32, 8, "e_phoff");
-  auto phentsize = h.uint_at(54, 2, "e_phentsize");
-  auto phnum = h.uint_at(56, 2, "e_phnum");
-  if (!phoff || !phentsize || !phnum || *phentsize < 56 || *phnum > kMaxPhnum ||
+  auto phoff = h.uint_at(elf::kOffPhoff64, 8, "e_phoff");
+  auto phentsize = h.uint_at(elf::kOffPhentsize64, 2, "e_phentsize");
+  auto phnum = h.uint_at(elf::kOffPhnum64, 2, "e_phnum");
+  if (!phoff || !phentsize || !phnum || *phentsize < elf::kPhdrSize64 || *phnum > kMaxPhnum ||
       *phoff > UINT64_MAX - start)
     return std::nullopt;
   std::vector<uint8_t> ph(static_cast<size_t>(*phentsize * *phnum));
@@ -87,9 +85,9 @@ std::optional<std::vector<uint8_t>> core_copy_build_id(const detail::CoreMemory&
   ByteReader p(ph, endian, kSection);
   for (uint64_t i = 0; i < *phnum; ++i) {
     const size_t at = static_cast<size_t>(i * *phentsize);
-    auto type = p.uint_at(at, 4, "p_type");
-    auto off = p.uint_at(at + 8, 8, "p_offset");
-    auto size = p.uint_at(at + 32, 8, "p_filesz");
+    auto type = p.uint_at(at + elf::kOffPType, 4, "p_type");
+    auto off = p.uint_at(at + elf::kOffPOffset64, 8, "p_offset");
+    auto size = p.uint_at(at + elf::kOffPFilesz64, 8, "p_filesz");
     if (!type || !off || !size || *type != elf::kSegmentNote || *size > kMaxNoteBytes ||
         *off > UINT64_MAX - start)
       continue;
@@ -105,7 +103,7 @@ std::optional<std::vector<uint8_t>> core_copy_build_id(const detail::CoreMemory&
       if (!name || !n.skip((4 - *namesz % 4) % 4, "name padding")) break;
       auto desc = n.bytes(*descsz, "desc");
       if (!desc) break;
-      if (*ntype == kNoteGnuBuildId && *namesz == 4 && std::memcmp(name->data(), "GNU", 4) == 0)
+      if (*ntype == elf::kNoteGnuBuildId && *namesz == 4 && std::memcmp(name->data(), "GNU", 4) == 0)
         return std::vector<uint8_t>(desc->begin(), desc->end());
       if (!n.skip((4 - *descsz % 4) % 4, "desc padding")) break;
     }
@@ -196,13 +194,13 @@ void CoreFile::Impl::place_executable(const CoreOptions& o) {
   if (exe->type() == elf::kTypeDyn) {
     std::optional<uint64_t> phdr_vaddr;
     for (const auto& seg : exe->segments())
-      if (seg.type == kSegmentPhdr) phdr_vaddr = seg.vaddr;
+      if (seg.type == elf::kSegmentPhdr) phdr_vaddr = seg.vaddr;
     ByteReader h(exe->image(), exe->endian(), "ELF");
-    auto phoff = h.uint_at(32, 8, "e_phoff");
+    auto phoff = h.uint_at(elf::kOffPhoff64, 8, "e_phoff");
     for (const auto& seg : exe->segments())
       if (!phdr_vaddr && seg.type == elf::kSegmentLoad && seg.offset == 0 && phoff)
         phdr_vaddr = seg.vaddr + *phoff;
-    const auto at_phdr = aux(kAtPhdr);
+    const auto at_phdr = aux(elf::kAtPhdr);
     if (!at_phdr || !phdr_vaddr) {
       warnings.push_back(fmt::format(
           "executable {} is position-independent and the core has no AT_PHDR: not placed",
@@ -222,7 +220,7 @@ void CoreFile::Impl::resolve_mapped_files(const CoreOptions& o) {
   // The executable is the file mapped where the auxv says the program headers or the entry are.
   std::string exe_path;
   if (!o.executable.empty())
-    for (uint64_t type : {kAtPhdr, kAtEntry})
+    for (uint64_t type : {elf::kAtPhdr, elf::kAtEntry})
       if (auto addr = aux(type); addr && exe_path.empty())
         for (const auto& m : mapped)
           if (*addr >= m.start && *addr < m.end) exe_path = m.path;
@@ -278,7 +276,7 @@ CoreFile::~CoreFile() = default;
 
 Result<CoreFile> CoreFile::open(const std::string& path, const CoreOptions& options) {
   auto image = load_file(path);
-  if (!image) return fail(path, 0, "file", std::strerror(errno));
+  if (!image) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
   return parse(std::move(image), path, options);
 }
 
@@ -287,10 +285,10 @@ Result<CoreFile> CoreFile::parse(std::shared_ptr<const std::vector<uint8_t>> ima
   auto elf = elf::ElfFile::parse(std::move(image), std::move(name));
   if (!elf) return tl::unexpected(elf.error());
   if (elf->type() != elf::kTypeCore)
-    return fail(kSection, 16, "e_type", fmt::format("{} is not a core file", elf->name()));
+    return fail(kSection, elf::kOffType, "e_type", fmt::format("{} is not a core file", elf->name()));
   const auto arch = elf->arch();
   if (!elf->is_64() || !arch || (*arch != Arch::X86_64 && *arch != Arch::AArch64))
-    return fail(kSection, 18, "e_machine",
+    return fail(ErrorKind::Unsupported, kSection, elf::kOffMachine, "e_machine",
                 fmt::format("machine {} ({}-bit): only x86_64 and AArch64 cores are read",
                             elf->machine(), elf->is_64() ? 64 : 32));
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "unwindkit/compact_unwind/lookup.h"
+#include "unwindkit/elf/constants.h"
 #include "unwindkit/compact_unwind/report.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/validate.h"
@@ -26,21 +27,21 @@ Result<const T*> borrow(const Result<std::unique_ptr<T>>& r) {
 // The vdso is not a file: copy its image out of the core's memory. Its size is where its
 // section headers end (the kernel maps them along with the code).
 Result<std::shared_ptr<const std::vector<uint8_t>>> read_vdso(const CoreFile& core, uint64_t base) {
-  std::vector<uint8_t> header(64);
+  std::vector<uint8_t> header(elf::kEhdrSize64);
   if (!core.memory().read(base, header))
     return fail("core", base, "vdso", fmt::format("no vdso ELF header at {:#x}", base));
   ByteReader h(header, core.endian(), "vdso");
-  auto phoff = h.uint_at(32, 8, "e_phoff");
-  auto shoff = h.uint_at(40, 8, "e_shoff");
-  auto phent = h.uint_at(54, 2, "e_phentsize");
-  auto phnum = h.uint_at(56, 2, "e_phnum");
-  auto shent = h.uint_at(58, 2, "e_shentsize");
-  auto shnum = h.uint_at(60, 2, "e_shnum");
+  auto phoff = h.uint_at(elf::kOffPhoff64, 8, "e_phoff");
+  auto shoff = h.uint_at(elf::kOffShoff64, 8, "e_shoff");
+  auto phent = h.uint_at(elf::kOffPhentsize64, 2, "e_phentsize");
+  auto phnum = h.uint_at(elf::kOffPhnum64, 2, "e_phnum");
+  auto shent = h.uint_at(elf::kOffShentsize64, 2, "e_shentsize");
+  auto shnum = h.uint_at(elf::kOffShnum64, 2, "e_shnum");
   if (!phoff || !shoff || !phent || !phnum || !shent || !shnum)
     return fail("vdso", 0, "ELF header", "truncated");
   const uint64_t size = std::max(*shoff + *shent * *shnum, *phoff + *phent * *phnum);
   if (size < header.size() || size > kMaxVdsoSize)
-    return fail("vdso", 40, "e_shoff", fmt::format("implausible image size {:#x}", size));
+    return fail("vdso", elf::kOffShoff64, "e_shoff", fmt::format("implausible image size {:#x}", size));
   auto image = std::make_shared<std::vector<uint8_t>>(size);
   if (!core.memory().read(base, *image))
     return fail("core", base, "vdso", fmt::format("vdso image [{:#x}, {:#x}) not in the core", base, base + size));

@@ -11,18 +11,11 @@
 #include <vector>
 
 #include "unwindkit/bytes.h"
+#include "unwindkit/elf/constants.h"
 #include "unwindkit/error.h"
 #include "unwindkit/rules.h"
 
 namespace unwindkit::elf {
-
-// e_machine values we name (the full list is in <elf.h>; these are the ones we act on).
-inline constexpr uint16_t kMachineX86_64 = 62, kMachineAArch64 = 183, kMachineS390 = 22,
-                          kMachine386 = 3;
-inline constexpr uint16_t kTypeRel = 1, kTypeExec = 2, kTypeDyn = 3, kTypeCore = 4;
-inline constexpr uint32_t kSegmentLoad = 1, kSegmentNote = 4, kSegmentGnuSFrame = 0x6474e554;
-inline constexpr uint32_t kSectionNoBits = 8;
-inline constexpr uint32_t kSegmentFlagExecute = 1;  // PF_X
 
 struct Section {
   std::string name;

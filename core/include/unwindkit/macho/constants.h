@@ -20,6 +20,9 @@ inline constexpr uint32_t kFileTypeObject = 1, kFileTypeExecute = 2, kFileTypeDy
 
 inline constexpr uint32_t kLcSegment = 0x1, kLcSymtab = 0x2, kLcSegment64 = 0x19, kLcUuid = 0x1b;
 
+// Field offsets the readers point errors at: mach_header's cputype, fat_header's nfat_arch.
+inline constexpr uint32_t kOffCpuType = 4, kOffFatNArch = 4;
+
 // Header, load command and record sizes.
 inline constexpr uint32_t kHeaderSize32 = 28, kHeaderSize64 = 32;
 inline constexpr uint32_t kLoadCommandHeaderSize = 8;

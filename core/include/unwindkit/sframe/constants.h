@@ -37,12 +37,6 @@ inline constexpr uint8_t kAbiS390xBig = 4;
 // A fixed CFA-relative FP/RA offset of 0 means "not fixed: tracked per FRE".
 inline constexpr int8_t kFixedOffsetNone = 0;
 
-// FDE layouts.
-inline constexpr size_t kFdeSizeV1 = 17;  // i32 start, u32 size, u32 fre_off, u32 num_fres, u8 info
-inline constexpr size_t kFdeSizeV2 = 20;  // v1 + u8 rep_size + u16 padding
-inline constexpr size_t kFdeSizeV3 = 16;  // i64 start, u32 size, u32 fre_off
-inline constexpr size_t kFdeAttrSizeV3 = 5;  // u16 num_fres, u8 info, u8 info2, u8 rep_size
-
 // FDE info byte.
 inline constexpr uint8_t kInfoFreTypeMask = 0x0f;  // bits 0-3
 inline constexpr uint8_t kInfoPcMask = 0x10;       // bit 4: FRE starts are a mask (PLT blocks)
@@ -84,15 +78,56 @@ inline constexpr uint32_t kFlexRegP = 0x1;    // bit 0: based on a register (els
 inline constexpr uint32_t kFlexDerefP = 0x2;  // bit 1: the location holds the value
 inline constexpr unsigned kFlexRegShift = 3;  // bits 3+: DWARF register number
 
-// s390x: CFA offsets are stored as (offset - 160) / 8; the caller's SP is CFA - 160; an FP or
-// RA word with its low bit set (v2) names the DWARF register holding the value (word >> 1).
+// s390x: CFA offsets are stored as (offset - 160) / 8 (the caller's SP is CFA - 160:
+// ArchInfo::sp_from_cfa); an FP or RA word with its low bit set (v2) names the DWARF register
+// holding the value (word >> 1).
 inline constexpr int64_t kS390xCfaAdjustment = 160;
 inline constexpr int64_t kS390xCfaAlignment = 8;
-inline constexpr int64_t kS390xSpFromCfa = -160;
 inline constexpr int32_t kS390xRegisterFlag = 0x1;
 inline constexpr int32_t kS390xRaPadding = 0;
 
 // A flexible FRE's RA or FP slot holding one 0 word: "not described here".
 inline constexpr uint32_t kFlexPadding = 0;
+
+// What differs between the versions, in one description each (simple-frame-rs style): the
+// FDE's layout and the flag and info bits the version defines. Every version's FDE index
+// entry holds the function's start, size and fre_off; num_fres, info, info2 and rep_size
+// follow in the entry (v1, v2) or sit in an attribute record at fre_off in the FRE
+// sub-section, right before the function's first FRE (v3). Read with version_layout().
+struct VersionLayout {
+  uint8_t entry_size;       // bytes of one FDE index entry
+  uint8_t start_width;      // the signed start field: 4 (i32) or 8 (i64)
+  uint8_t size_at;          // u32 size, inside the entry
+  uint8_t fre_off_at;       // u32 fre_off, inside the entry
+  bool attr_in_fres;        // num_fres... in the attribute record (else in the entry)
+  uint8_t attr_size;        // bytes of the attribute record before the first FRE (0: none)
+  // Inside the entry or the attribute record (attr_in_fres); kAbsent: not in this version.
+  uint8_t num_fres_at, num_fres_width;
+  uint8_t info_at, info2_at, rep_size_at;
+  uint8_t known_flags;  // sfp_flags bits the version defines
+  uint8_t known_info;   // FDE info bits the version defines
+};
+inline constexpr uint8_t kAbsent = 0xff;
+
+inline constexpr VersionLayout kLayoutV1 = {  // 17 bytes
+    .entry_size = 17, .start_width = 4, .size_at = 4, .fre_off_at = 8,
+    .attr_in_fres = false, .attr_size = 0, .num_fres_at = 12, .num_fres_width = 4,
+    .info_at = 16, .info2_at = kAbsent, .rep_size_at = kAbsent,
+    .known_flags = kFlagsKnownV1, .known_info = kInfoKnownV1V2};
+inline constexpr VersionLayout kLayoutV2 = {  // 20 bytes: v1, u8 rep_size, 2 bytes padding
+    .entry_size = 20, .start_width = 4, .size_at = 4, .fre_off_at = 8,
+    .attr_in_fres = false, .attr_size = 0, .num_fres_at = 12, .num_fres_width = 4,
+    .info_at = 16, .info2_at = kAbsent, .rep_size_at = 17,
+    .known_flags = kFlagsKnownV2, .known_info = kInfoKnownV1V2};
+inline constexpr VersionLayout kLayoutV3 = {  // 16 bytes + 5: u16 num_fres, info, info2, rep_size
+    .entry_size = 16, .start_width = 8, .size_at = 8, .fre_off_at = 12,
+    .attr_in_fres = true, .attr_size = 5, .num_fres_at = 0, .num_fres_width = 2,
+    .info_at = 2, .info2_at = 3, .rep_size_at = 4,
+    .known_flags = kFlagsKnownV3, .known_info = kInfoKnownV3};
+
+// The layout of a known version (kVersion1..kVersion3; read_layout rejects the others).
+constexpr const VersionLayout& version_layout(uint8_t version) {
+  return version == kVersion1 ? kLayoutV1 : version == kVersion2 ? kLayoutV2 : kLayoutV3;
+}
 
 }  // namespace unwindkit::sframe

@@ -30,18 +30,21 @@ class Index {
 
  private:
   Index(Bytes bytes, Endian endian, const Header& header, uint64_t address)
-      : bytes_(bytes), endian_(endian), header_(header), address_(address) {}
+      : bytes_(bytes),
+        endian_(endian),
+        header_(header),
+        layout_(version_layout(header.version)),
+        address_(address) {}
 
   void build_pages();
   std::optional<size_t> find_fde(uint64_t pc) const;
-  // Where FDE `i`'s index entry is, and its size field inside it (after an i32 start in v1
-  // and v2, an i64 start in v3).
+  // Where FDE `i`'s index entry is.
   uint64_t fde_at(size_t i) const;
-  uint64_t size_field() const { return header_.version == kVersion3 ? 8 : 4; }
 
   Bytes bytes_;
   Endian endian_;
   Header header_;
+  VersionLayout layout_;  // the version's, copied: read on every lookup
   uint64_t address_;
   // Resolved start of each function, in FDE order: sorted when the header says SORTED, and
   // then binary-searched here instead of in the section's wider FDE records.

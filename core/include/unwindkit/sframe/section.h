@@ -96,10 +96,7 @@ struct Section {
   }
 };
 
-// DWARF numbers of the registers the format names, per ABI.
-struct AbiRegs {
-  uint16_t sp, fp, ra;
-};
-AbiRegs abi_regs(uint8_t abi_arch);
+// The registers the format names (sp, fp, ra), per ABI: the architecture's row of arch.h.
+const ArchInfo& abi_regs(uint8_t abi_arch);
 
 }  // namespace unwindkit::sframe
