@@ -110,29 +110,35 @@ StepOutcome FrameStepper::step(const RegisterSet& regs, bool innermost) {
   const RuleQuery query{f.address, f.module, regs};
   for (const auto& source : options_.sources) {
     const std::string_view name = source_name(source->kind());
+    const bool debuggers = std::find(options_.left_to_debugger.begin(), options_.left_to_debugger.end(),
+                                     source->kind()) != options_.left_to_debugger.end();
     auto rule = source->rule(query);
     auto pass = [&](PassedOver::Why why, std::string detail) {
       f.passed_over.push_back({source->kind(), why, fmt::format("{}: {}", name, detail)});
     };
     if (!rule) {
       pass(PassedOver::Why::TableError, rule.error().to_string());
-      continue;
+      if (!debuggers) continue;
+      // The debugger reads its own tables: one we cannot lower may still be its to unwind.
+      out.kind = StepOutcome::Kind::LeftToDebugger;
+      return out;
     }
     if (!*rule) {
       pass(PassedOver::Why::NotCovered, fmt::format("nothing covers pc {:#x}", at));
       continue;
     }
-    auto r = unwindkit::step(**rule, regs, mem_, so);
-    if (std::find(options_.left_to_debugger.begin(), options_.left_to_debugger.end(),
-                  source->kind()) != options_.left_to_debugger.end()) {
-      // The debugger unwinds this frame itself; what it finds above a signal trampoline was
-      // interrupted all the same.
-      if (r && !r->outermost && r->caller.pc()) remember_caller(**rule, *r);
+    if (debuggers) {
+      // The debugger unwinds this frame itself. Above a signal trampoline, what it finds was
+      // interrupted all the same: step once to know that caller.
+      if ((*rule)->signal_frame)
+        if (auto r = unwindkit::step(**rule, regs, mem_, so); r && !r->outermost && r->caller.pc())
+          remember_caller(**rule, *r);
       f.source = source->kind();
       f.rule = std::move(**rule);
       out.kind = StepOutcome::Kind::LeftToDebugger;
       return out;
     }
+    auto r = unwindkit::step(**rule, regs, mem_, so);
     if (!r) {
       pass(PassedOver::Why::StepError, r.error().to_string());
       continue;
