@@ -1,20 +1,14 @@
 // Module tables and side files (see module_tables.h).
 #include "module_tables.h"
 
-#include <elf.h>
 #include <fmt/format.h>
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cctype>
 #include <fstream>
 
 #include "unwindkit/debuginfo/synthesize.h"
-#include "unwindkit/elf/side_file.h"
-#include "unwindkit/sframe/constants.h"
-#include "unwindkit/sframe/sframe.h"
-#include "unwindkit/sframe/validate.h"
 #include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/decode.h"
 
@@ -31,34 +25,6 @@ std::vector<uint8_t> section_bytes(lldb::SBSection section) {
   if (!bytes.empty() && data.ReadRawData(error, 0, bytes.data(), bytes.size()) != bytes.size())
     bytes.clear();
   return bytes;
-}
-
-// Leaf sections (LLDB nests ELF sections under their PT_LOAD segments).
-void collect_sections(lldb::SBSection section, std::vector<lldb::SBSection>& out) {
-  size_t n = section.GetNumSubSections();
-  if (n == 0) {
-    out.push_back(section);
-    return;
-  }
-  for (size_t i = 0; i < n; ++i) collect_sections(section.GetSubSectionAtIndex(i), out);
-}
-
-std::vector<elf::SideFileSection> allocated_sections(lldb::SBModule module) {
-  std::vector<lldb::SBSection> leaves;
-  for (size_t i = 0; i < module.GetNumSections(); ++i)
-    collect_sections(module.GetSectionAtIndex(i), leaves);
-  std::vector<elf::SideFileSection> out;
-  for (lldb::SBSection s : leaves) {
-    const char* name = s.GetName();
-    lldb::addr_t addr = s.GetFileAddress();
-    if (name == nullptr || name[0] != '.' || addr == LLDB_INVALID_ADDRESS || addr == 0) continue;
-    uint32_t perms = s.GetPermissions();
-    uint64_t flags = SHF_ALLOC;
-    if (perms & lldb::ePermissionsWritable) flags |= SHF_WRITE;
-    if (perms & lldb::ePermissionsExecutable) flags |= SHF_EXECINSTR;
-    out.push_back({name, flags, addr, s.GetByteSize(), std::max<uint64_t>(1, s.GetAlignment())});
-  }
-  return out;
 }
 
 Result<std::filesystem::path> write_file(const std::filesystem::path& path,
@@ -113,26 +79,8 @@ ModuleTables read_module_tables(lldb::SBModule module) {
       if (*p != '-') t.build_id += static_cast<char>(std::tolower(*p));
   }
   read_trace(module, t);
-  lldb::SBSection section = module.FindSection(sframe::kSectionName);
-  if (!section.IsValid()) return t;
-  t.has_sframe = true;
-  t.sframe_address = section.GetFileAddress();
-  t.sframe_size = section.GetByteSize();
-  const std::vector<uint8_t> bytes = section_bytes(section);
-  if (bytes.size() != t.sframe_size) {
-    t.error = Error{sframe::kSectionName, 0, "section data", "LLDB could not read the section"};
-    return t;
-  }
-  auto decoded = sframe::decode(bytes, t.sframe_address);
-  if (!decoded) {
-    t.error = decoded.error();
-    return t;
-  }
-  t.sframe = std::move(*decoded);
-  std::vector<sframe::AddressRange> code;
-  for (const auto& s : allocated_sections(module))
-    if (s.flags & SHF_EXECINSTR) code.push_back({s.addr, s.addr + s.size});
-  t.problems = sframe::validate(bytes, t.sframe_address, code);
+  t.module = std::make_shared<unwind::Module>(t.path, t.path, std::vector<unwind::Mapping>{});
+  t.module->set_bias(0);
   return t;
 }
 

@@ -1,6 +1,8 @@
 // `unwindkit sframe ...` (see sframe_commands.h).
 #include "sframe_commands.h"
 
+#include <deque>
+
 #include "unwindkit/file_report.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/report.h"
@@ -13,10 +15,13 @@ constexpr OptionSpec kModuleOption{'m', "module", true};
 constexpr OptionSpec kDumpOptions[] = {kModuleOption, {'j', "json", false}};
 constexpr OptionSpec kCheckOptions[] = {kModuleOption};
 
-// A module's table as the dump report takes it.
-sframe::FileTable file_table(const ModuleTables& t) {
-  if (t.sframe) return {t.path, &*t.sframe, {}, t.sframe_size};
-  return {t.path, nullptr, t.error->to_string(), 0};
+// A module's table as the dump report takes it, decoded into `decoded`.
+sframe::FileTable file_table(const ModuleTables& t, std::optional<sframe::Section>& decoded) {
+  const auto bytes = *t.module->sframe_section();
+  auto section = sframe::decode(bytes.bytes, bytes.address);
+  if (!section) return {t.path, nullptr, section.error().to_string(), 0};
+  decoded = std::move(*section);
+  return {t.path, &*decoded, {}, bytes.bytes.size()};
 }
 
 }  // namespace
@@ -26,9 +31,10 @@ bool SframeDumpCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComm
   if (!args.error.empty()) return usage_error(result, args.error);
   if (!args.positional.empty()) return usage_error(result, "unexpected argument; use -m MODULE");
   std::vector<sframe::FileTable> tables;
+  std::deque<std::optional<sframe::Section>> decoded;  // what `tables` point into
   for (lldb::SBModule module : modules(debugger, args.get("module"))) {
     const ModuleTables& t = installer_.state(module).tables;
-    if (t.has_sframe) tables.push_back(file_table(t));
+    if (t.module->sframe_section()) tables.push_back(file_table(t, decoded.emplace_back()));
   }
   if (tables.empty()) return usage_error(result, "no module with .sframe matches");
   print(result, args.has("json") ? sframe::dump_json(tables) : sframe::dump_text(tables));
@@ -39,9 +45,9 @@ bool SframeLookupCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCo
   auto at = lookup_target(debugger, argv, result);
   if (!at) return false;
   const ModuleTables& t = at->tables;
-  if (!t.has_sframe) return failed(result, no_section_text(at->pc, t.path, sframe::kSectionName));
-  Result<std::optional<UnwindRule>> rule =
-      t.sframe ? sframe::lookup(*t.sframe, at->file_pc) : tl::unexpected(*t.error);
+  if (!t.module->sframe_section())
+    return failed(result, no_section_text(at->pc, t.path, sframe::kSectionName));
+  const Result<std::optional<UnwindRule>> rule = t.module->sframe_rule(at->file_pc);
   const std::string text = sframe::lookup_text(t.path, at->pc, at->pc - at->file_pc, rule);
   if (rule && *rule) {
     print(result, text);
@@ -57,9 +63,10 @@ bool SframeCheckCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCom
   bool bad = false;
   for (lldb::SBModule module : modules(debugger, args.get("module"))) {
     const ModuleTables& t = installer_.state(module).tables;
-    if (!t.has_sframe) continue;
+    if (!t.module->sframe_section()) continue;
     // A table that does not decode has that one problem (the strict checks never ran).
-    const std::vector<Error> problems = t.error ? std::vector<Error>{*t.error} : t.problems;
+    std::vector<Error> problems = t.module->sframe_problems();
+    if (auto s = t.module->sframe(); !s && problems.empty()) problems.push_back(s.error());
     out += sframe::check_text(t.path, problems);
     bad |= !problems.empty();
   }

@@ -16,19 +16,19 @@ bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandR
   for (lldb::SBModule module : modules(debugger, "")) {
     const ModuleState& st = installer_.state(module);
     const ModuleTables& t = st.tables;
-    if (!t.has_sframe) continue;
+    const auto section = t.module->sframe_section();
+    if (!section) continue;
     out += fmt::format("{}\n  build-id {}\n", t.path, t.build_id.empty() ? "(none)" : t.build_id);
-    if (t.error) {
-      out += fmt::format("  .sframe at 0x{:x} ({} bytes): error: {}\n", t.sframe_address,
-                         t.sframe_size, t.error->to_string());
-    } else if (t.sframe) {
-      size_t rows = 0;
-      for (const auto& fde : t.sframe->fdes) rows += fde.fres.size();
-      out += fmt::format("  .sframe at 0x{:x} ({} bytes): version {}, {} functions, {} rows\n",
-                         t.sframe_address, t.sframe_size, t.sframe->header.version,
-                         t.sframe->fdes.size(), rows);
+    const auto& problems = t.module->sframe_problems();
+    if (auto index = t.module->sframe(); index && *index) {
+      out += fmt::format("  .sframe at 0x{:x} ({} bytes): version {}, {} functions\n",
+                         section->address, section->bytes.size(), (*index)->header().version,
+                         (*index)->function_count());
+    } else if (!index && problems.empty()) {
+      out += fmt::format("  .sframe at 0x{:x} ({} bytes): error: {}\n", section->address,
+                         section->bytes.size(), index.error().to_string());
     }
-    for (const Error& e : t.problems) out += fmt::format("  problem: {}\n", e.to_string());
+    for (const Error& e : problems) out += fmt::format("  problem: {}\n", e.to_string());
     if (!usable(t))
       out += "  not installed: LLDB unwinds this module on its own\n";
     else if (!st.install_error.empty())
@@ -39,7 +39,7 @@ bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandR
   }
   for (lldb::SBModule module : modules(debugger, "")) {
     const ModuleTables& t = installer_.state(module).tables;
-    if (!t.has_sframe) out += fmt::format("{}: no .sframe\n", t.path);
+    if (!t.module->sframe_section()) out += fmt::format("{}: no .sframe\n", t.path);
   }
   // Modules with .trace (Intel traceback): names and lines for frames without DWARF.
   for (lldb::SBModule module : modules(debugger, "")) {

@@ -34,6 +34,24 @@ def damages(section):
     yield "FDE 0 copied over FDE 1", section[:b] + section[a:a + n] + section[b + n:]
 
 
+def damaged_copies(exe, work, unwindkit):
+    """(what, path) of a copy of `exe` for each damage that `unwindkit sframe dump` still
+    decodes and `unwindkit sframe check` rejects; the same path is rewritten each time."""
+    offset, size = elf_files.section(exe, ".sframe")
+    image = open(exe, "rb").read()
+    if struct.unpack_from("<H", image, offset)[0] != 0xDEE2:
+        raise RuntimeError(f"{exe}: .sframe does not start with the SFrame magic")
+    damaged = os.path.join(work, "prog")
+    for what, section in damages(image[offset:offset + size]):
+        with open(damaged, "wb") as f:
+            f.write(image[:offset] + section + image[offset + size:])
+        os.chmod(damaged, 0o755)
+        if run([unwindkit, "sframe", "dump", damaged], check=False).returncode != 0 or \
+                run([unwindkit, "sframe", "check", damaged], check=False).returncode == 0:
+            continue  # not the kind of damage these tests are about
+        yield what, damaged
+
+
 def main():
     unwindkit = os.environ["UNWINDKIT"]
     build_dir = os.environ["UNWINDKIT_BUILD_DIR"]
@@ -47,19 +65,8 @@ def main():
         except Skip as e:
             print(f"SKIP: {e}")
             return 0
-        offset, size = elf_files.section(stripped.exe, ".sframe")
-        image = open(stripped.exe, "rb").read()
-        if struct.unpack_from("<H", image, offset)[0] != 0xDEE2:
-            raise RuntimeError(f"{stripped.exe}: .sframe does not start with the SFrame magic")
         alone = debuggers.gdb(build_dir, stripped.exe, core, False, 120).threads
-        damaged = os.path.join(work, "prog")
-        for what, section in damages(image[offset:offset + size]):
-            with open(damaged, "wb") as f:
-                f.write(image[:offset] + section + image[offset + size:])
-            os.chmod(damaged, 0o755)
-            if run([unwindkit, "sframe", "dump", damaged], check=False).returncode != 0 or \
-                    run([unwindkit, "sframe", "check", damaged], check=False).returncode == 0:
-                continue  # not the kind of damage this test is about
+        for what, damaged in damaged_copies(stripped.exe, work, unwindkit):
             checked += 1
             o = debuggers.gdb(build_dir, damaged, core, True, 120)
             status = o.output.split("unwinder unwindkit", 1)[-1]

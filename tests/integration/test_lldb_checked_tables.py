@@ -12,17 +12,15 @@ show no `[sframe]` frame, and start at the frame LLDB alone shows first on that 
 """
 import os
 import re
-import struct
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import truth  # noqa: E402
-from truth.tools import Skip, run  # noqa: E402
+from truth.tools import Skip  # noqa: E402
 from lldb_plugin import Lldb, threads  # noqa: E402
-from hostile import elf_files  # noqa: E402
-from test_gdb_checked_tables import damages  # noqa: E402
+from test_gdb_checked_tables import damaged_copies  # noqa: E402
 
 _FRAME = re.compile(r"^#\d+\s+(0x[0-9a-f]+)\s.*\[([a-z-]+)\]", re.M)
 
@@ -48,18 +46,7 @@ def main():
         intact, text = our_frames(ours, stripped.exe, core)
         if not any(source == "sframe" for _, source in intact):
             problems.append(f"no [sframe] frame on the intact table: the test proves nothing\n{text}")
-        offset, size = elf_files.section(stripped.exe, ".sframe")
-        image = open(stripped.exe, "rb").read()
-        if struct.unpack_from("<H", image, offset)[0] != 0xDEE2:
-            raise RuntimeError(f"{stripped.exe}: .sframe does not start with the SFrame magic")
-        damaged = os.path.join(work, "prog")
-        for what, section in damages(image[offset:offset + size]):
-            with open(damaged, "wb") as f:
-                f.write(image[:offset] + section + image[offset + size:])
-            os.chmod(damaged, 0o755)
-            if run([unwindkit, "sframe", "dump", damaged], check=False).returncode != 0 or \
-                    run([unwindkit, "sframe", "check", damaged], check=False).returncode == 0:
-                continue  # not the kind of damage this test is about
+        for what, damaged in damaged_copies(stripped.exe, work, unwindkit):
             checked += 1
             frames, text = our_frames(ours, damaged, core)
             native = threads(alone.run(["bt"], damaged, core))[0]
