@@ -10,6 +10,8 @@ a free port over the stripped build's folder and its core. Then:
 - GDB (gdb, or gdb-multiarch for AArch64) with `set debuginfod enabled on` and
   DEBUGINFOD_URLS on the stripped core gives every frame's PC of GDB on the intact copy's core
   (the truth: the intact copy ran separately at the same addresses), no frame more or less;
+  so does each x86_64 program's SFrame v2 and v3 twin (`unwindkit sframe convert`), served
+  alone, on the same core;
 - lldb-dap-22 with the server URL in `initCommands` gives, for every thread, the stackTrace
   lldb-dap gives on the intact copy's core (x86_64: LLDB reads qemu's AArch64 cores poorly).
 Each client gets its own empty cache folder, so nothing is shared between runs.
@@ -31,6 +33,7 @@ import truth  # noqa: E402
 from dap_client import core_stacks  # noqa: E402
 from test_gdb_cores import frame_differences  # noqa: E402
 from truth.debuggers import HERE as TRUTH_DIR  # noqa: E402
+from truth.twins import make_twins  # noqa: E402
 
 LLDB_DAP = "lldb-dap-22"
 
@@ -250,6 +253,29 @@ def check_core_index(exe, core, work):
     return []
 
 
+def check_twins(gdb, stripped, stripped_core, want_pcs, work):
+    """The stripped copy's SFrame v2 and v3 twins (`unwindkit sframe convert`: the same loaded
+    segments and build-id, so the stripped core is theirs too), each served alone: GDB must
+    get every frame of the intact copy through debuginfod."""
+    problems = []
+    for twin in make_twins(stripped):
+        if twin.label not in ("v2", "v3"):
+            continue
+        server = Server([twin.build.dir], os.path.join(work, f"cache-{twin.label}"))
+        try:
+            env = dict(os.environ, DEBUGINFOD_URLS=server.url,
+                       DEBUGINFOD_CACHE_PATH=os.path.join(work, f"gdb-cache-{twin.label}"))
+            got = gdb_frames(gdb, twin.build.exe, stripped_core, [], env,
+                             early=["set debuginfod enabled on"])
+            problems += compare_stacks(want_pcs, [[pc for pc, _ in t] for t in got],
+                                       f"gdb, {twin.label} twin")
+            if not server.served(build_id(twin.build.exe)):
+                problems.append(f"GDB never fetched the {twin.label} twin's debuginfo")
+        finally:
+            server.stop()
+    return problems
+
+
 def check_pair(pair, intact_core, stripped_core, work, protocol, result):
     problems = []
     os.makedirs(work, exist_ok=True)
@@ -284,6 +310,9 @@ def check_pair(pair, intact_core, stripped_core, work, protocol, result):
         if not server.served(build_id(pair.stripped.exe)):
             problems.append("GDB never fetched the program's debuginfo")
 
+        if pair.arch is truth.X86_64 and not pair.stripped.libs:
+            problems += check_twins(gdb, pair.stripped, stripped_core, want_pcs, work)
+            line += ", v2 and v3 twins"
         if pair.arch is truth.X86_64:
             dap = truth.tools.need(LLDB_DAP)
 

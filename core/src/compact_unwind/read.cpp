@@ -71,14 +71,14 @@ Result<std::vector<IndexEntry>> read_index(const ByteReader& r, const Header& h)
       !ok)
     return tl::unexpected(ok.error());
   if (h.index_count == 0)
-    return r.error_at(24, "header.index_count", "no index entries (not even the sentinel)");
+    return r.error_at(kOffHeaderIndexCount, "header.index_count", "no index entries (not even the sentinel)");
   std::vector<IndexEntry> out;
   for (uint32_t i = 0; i < h.index_count; ++i) {
     const size_t at = h.index_offset + size_t{i} * kIndexEntrySize;
     IndexEntry e;
     e.function_offset = static_cast<uint32_t>(*r.uint_at(at, 4, "index.function_offset"));
-    e.page_offset = static_cast<uint32_t>(*r.uint_at(at + 4, 4, "index.page_offset"));
-    e.lsda_offset = static_cast<uint32_t>(*r.uint_at(at + 8, 4, "index.lsda_offset"));
+    e.page_offset = static_cast<uint32_t>(*r.uint_at(at + kOffIndexPage, 4, "index.page_offset"));
+    e.lsda_offset = static_cast<uint32_t>(*r.uint_at(at + kOffIndexLsda, 4, "index.lsda_offset"));
     out.push_back(e);
   }
   return out;
@@ -95,7 +95,7 @@ Result<std::vector<LsdaEntry>> read_lsdas(const ByteReader& r,
   for (uint32_t i = 0; i < count; ++i) {
     const size_t at = first + size_t{i} * kLsdaEntrySize;
     out.push_back({static_cast<uint32_t>(*r.uint_at(at, 4, "lsda.function_offset")),
-                   static_cast<uint32_t>(*r.uint_at(at + 4, 4, "lsda.lsda_offset"))});
+                   static_cast<uint32_t>(*r.uint_at(at + kOffLsdaLsda, 4, "lsda.lsda_offset"))});
   }
   return out;
 }
@@ -117,16 +117,16 @@ Result<Page> read_page(const ByteReader& r, const std::vector<IndexEntry>& index
   auto hdr = r.sub(at, compressed ? kCompressedPageHeaderSize : kRegularPageHeaderSize,
                    name + ".header");
   if (!hdr) return tl::unexpected(hdr.error());
-  p.entries_offset = static_cast<uint16_t>(*hdr->uint_at(4, 2, "entries_offset"));
-  p.entry_count = static_cast<uint16_t>(*hdr->uint_at(6, 2, "entry_count"));
+  p.entries_offset = static_cast<uint16_t>(*hdr->uint_at(kOffPageEntriesOffset, 2, "entries_offset"));
+  p.entry_count = static_cast<uint16_t>(*hdr->uint_at(kOffPageEntryCount, 2, "entry_count"));
   const uint32_t entry_size = compressed ? kCompressedEntrySize : kRegularEntrySize;
-  if (auto ok = check_array(r, at + 4, uint64_t{at} + p.entries_offset,
+  if (auto ok = check_array(r, at + kOffPageEntriesOffset, uint64_t{at} + p.entries_offset,
                             p.entry_count, entry_size, name + ".entries");
       !ok)
     return tl::unexpected(ok.error());
   if (compressed) {
-    p.encodings_offset = static_cast<uint16_t>(*hdr->uint_at(8, 2, "encodings_offset"));
-    p.encodings_count = static_cast<uint16_t>(*hdr->uint_at(10, 2, "encodings_count"));
+    p.encodings_offset = static_cast<uint16_t>(*hdr->uint_at(kOffPageEncodingsOffset, 2, "encodings_offset"));
+    p.encodings_count = static_cast<uint16_t>(*hdr->uint_at(kOffPageEncodingsCount, 2, "encodings_count"));
     auto enc = read_u32_array(r, uint64_t{at} + p.encodings_offset,
                               p.encodings_count, (name + ".encodings").c_str());
     if (!enc) return tl::unexpected(enc.error());
@@ -150,7 +150,7 @@ Result<Page> read_page(const ByteReader& r, const std::vector<IndexEntry>& index
       }
     } else {
       pe.function_offset = static_cast<uint32_t>(*r.uint_at(e, 4, "entry.function_offset"));
-      pe.encoding = static_cast<uint32_t>(*r.uint_at(e + 4, 4, "entry.encoding"));
+      pe.encoding = static_cast<uint32_t>(*r.uint_at(e + kOffRegularEntryEncoding, 4, "entry.encoding"));
     }
     p.entries.push_back(pe);
   }

@@ -29,7 +29,7 @@ void append_frame_json(std::string& out, const Frame& f, const std::optional<Sym
   fmt::format_to(it, "\"source\": {}, \"source_errors\": [",
                  f.source ? json_string(source_name(*f.source)) : "null");
   for (size_t i = 0; i < f.passed_over.size(); ++i)
-    fmt::format_to(it, "{}{}", i ? ", " : "", json_string(f.passed_over[i].message));
+    fmt::format_to(it, "{}{}", i ? ", " : "", json_string(f.passed_over[i].message()));
   out += "]}";
 }
 

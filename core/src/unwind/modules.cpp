@@ -88,7 +88,7 @@ Result<const elf::ElfFile*> Module::elf() {
     auto opened = image_ ? elf::ElfFile::parse(image_, path_)
                   : file_.empty()
                       ? Result<elf::ElfFile>(fail(path_, 0, "file", "not found on this machine"))
-                      : elf::ElfFile::open(file_);
+                      : elf::ElfFile::map(file_);
     if (opened)
       elf_ = std::make_unique<elf::ElfFile>(std::move(*opened));
     else
@@ -276,15 +276,20 @@ Module& ModuleMap::add(std::shared_ptr<Module> module) {
 }
 
 std::shared_ptr<Module> ModuleMap::find_shared(uint64_t pc) const {
-  for (const auto& m : modules_) {
-    if (!m->contains(pc)) continue;
-    for (const auto& map : m->mappings())
-      if (pc >= map.start && pc < map.end) return m;
-  }
+  Module* found = find(pc);
+  for (const auto& m : modules_)
+    if (m.get() == found) return m;
   return nullptr;
 }
 
-Module* ModuleMap::find(uint64_t pc) const { return find_shared(pc).get(); }
+Module* ModuleMap::find(uint64_t pc) const {
+  for (const auto& m : modules_) {
+    if (!m->contains(pc)) continue;
+    for (const auto& map : m->mappings())
+      if (pc >= map.start && pc < map.end) return m.get();
+  }
+  return nullptr;
+}
 
 ModuleMap ModuleMap::from_core(const CoreFile& core) {
   ModuleMap map;

@@ -24,6 +24,11 @@ Result<UnwindRule> frame_pointer_rule(Arch arch) {
   return rule;
 }
 
+std::string PassedOver::message() const {
+  if (why == Why::NotCovered) return fmt::format("{}: nothing covers pc {:#x}", source_name(source), address);
+  return fmt::format("{}: {}", source_name(source), detail);
+}
+
 namespace {
 
 StepOutcome ended(StepOutcome out, StopKind kind, std::string reason) {
@@ -80,7 +85,7 @@ void FrameStepper::remember_caller(const UnwindRule& rule, const StepResult& r) 
   const uint64_t pc = *r.caller.pc();
   const CodeAddress address =
       rule.signal_frame ? CodeAddress::interrupted(pc) : CodeAddress::return_address(pc);
-  callers_.insert_or_assign({pc, r.caller.sp().value_or(0)}, Caller{address, r.cfa});
+  callers_[callers_count_++ % kCallersKept] = {pc, r.caller.sp().value_or(0), address, r.cfa};
 }
 
 StepOutcome FrameStepper::step(const RegisterSet& regs, bool innermost) {
@@ -90,14 +95,16 @@ StepOutcome FrameStepper::step(const RegisterSet& regs, bool innermost) {
   if (!regs.pc()) return ended(std::move(out), StopKind::NoUnwindInfo, "no unwind info: the frame has no pc");
   const uint64_t pc = *regs.pc();
   std::optional<uint64_t> callee_cfa;
-  if (innermost) {
-    callers_.clear();
-    f.address = CodeAddress::interrupted(pc);
-  } else if (auto it = callers_.find({pc, regs.sp().value_or(0)}); it != callers_.end()) {
-    f.address = it->second.address;
-    callee_cfa = it->second.callee_cfa;
-  } else {
-    f.address = CodeAddress::return_address(pc);
+  f.address = innermost ? CodeAddress::interrupted(pc) : CodeAddress::return_address(pc);
+  if (innermost) callers_count_ = 0;
+  const uint64_t sp = regs.sp().value_or(0);
+  for (size_t i = 0; i < std::min(callers_count_, kCallersKept) && !innermost; ++i) {
+    const Caller& c = callers_[(callers_count_ - 1 - i) % kCallersKept];  // newest first
+    if (c.pc == pc && c.sp == sp) {
+      f.address = c.address;
+      callee_cfa = c.callee_cfa;
+      break;
+    }
   }
   const uint64_t at = f.address.lookup_address();
   f.module = modules_.find(at);
@@ -114,7 +121,7 @@ StepOutcome FrameStepper::step(const RegisterSet& regs, bool innermost) {
                                      source->kind()) != options_.left_to_debugger.end();
     auto rule = source->rule(query);
     auto pass = [&](PassedOver::Why why, std::string detail) {
-      f.passed_over.push_back({source->kind(), why, fmt::format("{}: {}", name, detail)});
+      f.passed_over.push_back({source->kind(), why, at, std::move(detail)});
     };
     if (!rule) {
       pass(PassedOver::Why::TableError, rule.error().to_string());
@@ -124,7 +131,7 @@ StepOutcome FrameStepper::step(const RegisterSet& regs, bool innermost) {
       return out;
     }
     if (!*rule) {
-      pass(PassedOver::Why::NotCovered, fmt::format("nothing covers pc {:#x}", at));
+      pass(PassedOver::Why::NotCovered, {});
       continue;
     }
     if (debuggers) {
@@ -165,7 +172,7 @@ StepOutcome FrameStepper::step(const RegisterSet& regs, bool innermost) {
   }
 
   std::string why;
-  for (const auto& p : f.passed_over) why += (why.empty() ? "" : "; ") + p.message;
+  for (const auto& p : f.passed_over) why += (why.empty() ? "" : "; ") + p.message();
   // psABI convention: the deepest frame (_start, a thread's start) sets the frame pointer to
   // 0. With no table for it, that is where a walk ends.
   if (has_source(options_.sources, Source::FramePointer) && regs.fp().value_or(0) == 0)

@@ -54,6 +54,16 @@ inline constexpr uint32_t kUnwindInfoVersion = 1;
 inline constexpr uint32_t kHeaderSize = 28;
 inline constexpr uint32_t kIndexEntrySize = 12;
 inline constexpr uint32_t kLsdaEntrySize = 8;
+// Field offsets: the header's index count; an index entry's page and LSDA offsets (after its
+// function offset); an LSDA entry's LSDA offset; a page header's u16 fields (after its u32
+// kind: entries offset and count, then on compressed pages encodings offset and count); a
+// regular page entry's encoding (after its function offset).
+inline constexpr uint32_t kOffHeaderIndexCount = 24;
+inline constexpr uint32_t kOffIndexPage = 4, kOffIndexLsda = 8;
+inline constexpr uint32_t kOffLsdaLsda = 4;
+inline constexpr uint32_t kOffPageEntriesOffset = 4, kOffPageEntryCount = 6,
+                          kOffPageEncodingsOffset = 8, kOffPageEncodingsCount = 10;
+inline constexpr uint32_t kOffRegularEntryEncoding = 4;
 inline constexpr uint32_t kPageKindRegular = 2, kPageKindCompressed = 3;
 inline constexpr uint32_t kRegularPageHeaderSize = 8, kCompressedPageHeaderSize = 12;
 inline constexpr uint32_t kRegularEntrySize = 8, kCompressedEntrySize = 4;

@@ -20,7 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -57,7 +57,11 @@ struct PassedOver {
   };
   Source source;
   Why why;
-  std::string message;  // "sframe: nothing covers pc 0x4011bd"
+  uint64_t address = 0;  // the lookup address
+  std::string detail;    // the error or implausibility (empty for NotCovered)
+  // "sframe: nothing covers pc 0x4011bd", "cfi: <error>": made only when shown, since a walk
+  // passes over a source in most frames.
+  std::string message() const;
 };
 
 struct Frame {
@@ -117,9 +121,13 @@ class FrameStepper {
 
  private:
   struct Caller {
-    CodeAddress address;
-    uint64_t callee_cfa;
+    uint64_t pc = 0, sp = 0;
+    CodeAddress address = CodeAddress::interrupted(0);
+    uint64_t callee_cfa = 0;
   };
+  // A debugger asks about each caller right after the step that computed it, so the last few
+  // are all a stepper needs to remember (and a ring costs nothing per frame).
+  static constexpr size_t kCallersKept = 16;
 
   std::optional<std::string> implausible(const UnwindRule& rule, const StepResult& r,
                                          const RegisterSet& regs, Module* module,
@@ -129,7 +137,8 @@ class FrameStepper {
   const ModuleMap& modules_;
   const MemoryReader& mem_;
   const WalkOptions& options_;
-  std::map<std::pair<uint64_t, uint64_t>, Caller> callers_;  // by (pc, sp)
+  std::array<Caller, kCallersKept> callers_{};
+  size_t callers_count_ = 0;  // how many were ever remembered since the innermost frame
 };
 
 Walk walk(const RegisterSet& regs, const ModuleMap& modules, const MemoryReader& mem,
