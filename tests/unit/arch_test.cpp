@@ -3,6 +3,7 @@
 // generators save exactly the ABI's callee-saved registers, and GDB knows every name we
 // hand it.
 #include "unwindkit/arch.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -20,16 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+std::string run(const std::string& cmd) { return test::run_output(cmd); }
 
 struct Target {
   Arch arch;

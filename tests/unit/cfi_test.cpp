@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "unwindkit/elf/elf_file.h"
+#include "test_support.h"
 
 namespace unwindkit {
 namespace {
@@ -26,16 +27,7 @@ namespace x = reg::x86_64;
 
 constexpr const char* kLibc = "/lib/x86_64-linux-gnu/libc.so.6";
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+std::string run(const std::string& cmd) { return test::run_output(cmd); }
 
 // One row of readelf's interpreted CFI: the address and the text of each column.
 struct ReadelfRow {

@@ -11,22 +11,14 @@
 
 #include "unwindkit/dwarf/cfi_writer.h"
 #include "unwindkit/elf/side_file.h"
+#include "test_support.h"
 
 namespace unwindkit {
 namespace {
 
 namespace x64 = reg::x86_64;
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+std::string run(const std::string& cmd) { return test::run_output(cmd); }
 
 UnwindRule rule(CfaRule cfa, RegRule ra, RegRule fp, std::vector<SavedReg> saved = {}) {
   UnwindRule r;

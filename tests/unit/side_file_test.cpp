@@ -12,20 +12,12 @@
 #include <vector>
 
 #include "unwindkit/elf/side_file.h"
+#include "test_support.h"
 
 namespace unwindkit {
 namespace {
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+std::string run(const std::string& cmd) { return test::run_output(cmd); }
 
 // Lines of `text` as whitespace-separated tokens ("[ 1]" is read as "[1]").
 std::vector<std::vector<std::string>> token_lines(std::string text) {

@@ -14,20 +14,12 @@
 #include "unwindkit/trace/decode.h"
 #include "unwindkit/trace/encode.h"
 #include "unwindkit/trace/to_dwarf.h"
+#include "test_support.h"
 
 namespace unwindkit::trace {
 namespace {
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+std::string run(const std::string& cmd) { return test::run_output(cmd); }
 
 class TraceToDwarfTest : public ::testing::Test {
  protected:
