@@ -6,7 +6,8 @@ and Mach-O images of tests/fixtures-src/macho (test_compact_unwind_llvm.py), the
 run, writes a mutated copy of one program: its `.sframe`, `.trace` or `__unwind_info` bytes
 replaced in place (same size, same address), or its core's stack patched into a loop
 (stack_loops.py). Each copy is loaded with the plugin in `gdb -batch -nx` and `lldb-22 -b -x`
-running `bt` of every thread and the dump/check commands, under a time limit. A Mach-O image
+running `bt` of every thread and the dump/check commands, under a time limit; a mutated
+`.sframe` or `.trace` program is also served by `unwindkit debuginfod` (server.py). A Mach-O image
 has no core (none can run here): its runs are the compact unwind dump, check and lookup
 commands, counted for crashes and hangs only.
 
@@ -36,8 +37,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import truth  # noqa: E402
 from truth.tools import Skip, run as run_tool  # noqa: E402
-from hostile import (debuggers, elf_files, macho_files, sframe_mutations, stack_loops,  # noqa: E402
-                     trace_mutations, unwind_info_mutations)
+from hostile import (debuggers, elf_files, macho_files, server, sframe_mutations,  # noqa: E402
+                     stack_loops, trace_mutations, unwind_info_mutations)
 
 # Mach-O programs: name -> the image test_compact_unwind_llvm.build_fixtures links.
 MACHO_PROGRAMS = {"macho_frames_x86_64": "frames-x86_64-O2.out", "macho_eh_arm64": "eh-arm64.out",
@@ -201,6 +202,16 @@ def one_run(args, programs, index, crash_dir):
             bad = True
             with open(os.path.join(work, f"{dbg}.out"), "w") as f:
                 f.write(o.output)
+    # `unwindkit debuginfod` serves a mutated table's program too (its corrupt sections: 404).
+    if core is not None and kind in (".sframe", ".trace"):
+        o = server.run(args.unwindkit, exe, args.timeout, work)
+        outcomes["server"] = {"crashed": o.crashed, "hung": o.hung, "frame0": None,
+                              "length": None, "same_as_alone": None,
+                              "seconds": round(o.seconds, 2)}
+        if o.crashed or o.hung:
+            bad = True
+            with open(os.path.join(work, "server.out"), "w") as f:
+                f.write(o.output)
     if bad:
         keep = os.path.join(crash_dir, f"run{index:05d}-{program.name}")
         shutil.rmtree(keep, ignore_errors=True)
@@ -232,8 +243,10 @@ def _run_debugger(args, dbg, exe, core, plugin, work):
 
 def summarize(results, args, wall):
     rows = []
-    for dbg in args.debuggers:
+    for dbg in [*args.debuggers, "server"]:
         outs = [r.outcomes[dbg] for r in results if dbg in r.outcomes]
+        if dbg == "server" and not outs:
+            continue
         cored = [o for o in outs if o["frame0"] is not None]  # Mach-O runs have no bt
         rows.append({
             "debugger": dbg, "runs": len(outs),

@@ -2,8 +2,8 @@
 """Hostile data in the debuggers, the quick subset (issue G; the full campaign is
 `scripts/hostile --runs 1000`): 20 runs per debugger from a fixed seed over four programs
 (.sframe mutations, .trace mutations, cores whose stacks loop, and a Mach-O image's
-__unwind_info mutations), each loaded in gdb and lldb-22 with the plugin. Fails on any debugger
-crash or hang.
+__unwind_info mutations), each loaded in gdb and lldb-22 with the plugin, and every mutated
+.sframe/.trace program served by `unwindkit debuginfod`. Fails on any crash or hang.
 
 So that the test can fail: the crash detector must first call a GDB that kills itself with
 SIGSEGV and an LLDB that leaves the batch early a crash; and the mutations must reach both
@@ -59,9 +59,15 @@ def main():
     verdicts = {v: sum(k.get(v, 0) for k in kinds.values()) for v in ("rejected", "accepted")}
     if not verdicts["rejected"] or not verdicts["accepted"]:
         problems.append(f"the mutations did not reach both verdicts of our validator: {kinds}")
-    for row in summary["debuggers"]:
-        if row["runs"] != 20:
-            problems.append(f"{row['debugger']}: {row['runs']} runs, not 20")
+    rows = {row["debugger"]: row for row in summary["debuggers"]}
+    for dbg in ("gdb", "lldb"):
+        if rows.get(dbg, {}).get("runs") != 20:
+            problems.append(f"{dbg}: {rows.get(dbg, {}).get('runs')} runs, not 20")
+    # Every .sframe and .trace mutation is served by `unwindkit debuginfod` too.
+    served = sum(kinds.get(k, {}).get(v, 0) for k in (".sframe", ".trace")
+                 for v in ("rejected", "accepted"))
+    if rows.get("server", {}).get("runs") != served or not served:
+        problems.append(f"server: {rows.get('server', {}).get('runs')} runs, not {served}")
     for p in problems:
         print("FAIL", p)
     return 1 if problems else 0
