@@ -24,8 +24,9 @@ struct BtArgs {
   std::string executable;
   std::string thread;  // "" = the first thread (the one the signal hit), "all", or a tid
   bool json = false;
+  bool registers = false;
   size_t max_depth = 1024;
-  std::string sources = "cfi,sframe,fp";
+  std::string sources = "cfi,sframe,entry,fp";
   std::string sysroot;
   std::vector<std::string> search_dirs;
 };
@@ -39,6 +40,7 @@ std::optional<std::vector<Source>> parse_sources(const std::string& text) {
     if (name == "cfi") out.push_back(Source::Cfi);
     else if (name == "sframe") out.push_back(Source::SFrame);
     else if (name == "fp") out.push_back(Source::FramePointer);
+    else if (name == "entry") out.push_back(Source::EntryPoint);
     else return std::nullopt;
     pos = comma + 1;
   }
@@ -48,7 +50,7 @@ std::optional<std::vector<Source>> parse_sources(const std::string& text) {
 int run_bt(const BtArgs& a) {
   const auto sources = parse_sources(a.sources);
   if (!sources) {
-    std::fprintf(stderr, "unwindkit bt: --sources takes a comma list of cfi, sframe, fp\n");
+    std::fprintf(stderr, "unwindkit bt: --sources takes a comma list of cfi, sframe, entry, fp\n");
     return kExitUsage;
   }
   unwind::CoreOptions co;
@@ -96,7 +98,7 @@ int run_bt(const BtArgs& a) {
     return kExitOk;
   }
   for (const auto& tb : traces)
-    fmt::print("thread {} (signal {})\n{}\n", tb.tid, tb.signal, unwind::bt_text(*tb.walk, tb.names));
+    fmt::print("thread {} (signal {})\n{}\n", tb.tid, tb.signal, unwind::bt_text(*tb.walk, tb.names, a.registers));
   for (const auto& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   return kExitOk;
 }
@@ -112,11 +114,13 @@ void add_bt_command(CLI::App& app, int& exit_code) {
       ->check(CLI::ExistingFile);
   bt->add_option("--thread", args->thread, "thread id (tid) to walk, or 'all' (default: the first)");
   bt->add_flag("--json", args->json, "JSON output (docs/bt-json.md)");
+  bt->add_flag("--registers", args->registers,
+               "after each frame, its SP and callee-saved registers and where each came from");
   bt->add_option("--max-depth", args->max_depth, "most frames per thread")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
-  bt->add_option("--sources", args->sources, "unwind sources in order (default cfi,sframe,fp)")
+  bt->add_option("--sources", args->sources, "unwind sources in order (default cfi,sframe,entry,fp)")
       ->check(CLI::Validator(
-          [](std::string& s) { return parse_sources(s) ? std::string() : "not a list of cfi, sframe, fp: " + s; },
+          [](std::string& s) { return parse_sources(s) ? std::string() : "not a list of cfi, sframe, entry, fp: " + s; },
           "LIST"));
   bt->add_option("--sysroot", args->sysroot, "prefix for every file the core names")
       ->check(CLI::ExistingDirectory);

@@ -10,6 +10,7 @@ std::string_view source_name(Source source) {
     case Source::SFrame: return "sframe";
     case Source::CompactUnwind: return "compact-unwind";
     case Source::FramePointer: return "fp";
+    case Source::EntryPoint: return "entry";
   }
   return "unknown";
 }

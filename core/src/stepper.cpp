@@ -32,16 +32,24 @@ class Stepper {
 
     StepResult out{RegisterSet(rule_.arch), cfa_, false};
     RegisterSet& caller = out.caller;
-    for (uint16_t r : callee_saved_registers(rule_.arch))
-      if (auto v = regs_.get(r)) caller.set(r, *v);
+    caller.set_stepped_by(rule_.source);
+    if (rule_.unlisted == Unlisted::Unchanged)
+      for (uint16_t r : callee_saved_registers(rule_.arch))
+        if (auto v = regs_.get(r)) caller.set(r, *v, RegOrigin::Carried);
 
-    if (auto ok = apply(arch_.fp, rule_.fp, caller, false); !ok) return tl::unexpected(ok.error());
+    if (auto ok = apply(arch_.fp, rule_.fp, caller, RegOrigin::Table); !ok)
+      return tl::unexpected(ok.error());
+    // SFrame states only CFA, RA and FP: its `saved` slots are the prologue analyzer's.
+    const RegOrigin saved_origin =
+        rule_.source == Source::SFrame ? RegOrigin::Code : RegOrigin::Table;
     bool sp_saved = false;
     for (const SavedReg& s : rule_.saved) {
       if (s.reg == arch_.sp) sp_saved = true;
-      if (auto ok = apply(s.reg, s.rule, caller, false); !ok) return tl::unexpected(ok.error());
+      if (auto ok = apply(s.reg, s.rule, caller, saved_origin); !ok)
+        return tl::unexpected(ok.error());
     }
-    if (!sp_saved) caller.set(arch_.sp, mask(cfa_ + static_cast<uint64_t>(rule_.sp_from_cfa)));
+    if (!sp_saved)
+      caller.set(arch_.sp, mask(cfa_ + static_cast<uint64_t>(rule_.sp_from_cfa)), RegOrigin::Table);
 
     if (rule_.outermost()) {
       out.outermost = true;
@@ -65,9 +73,11 @@ class Stepper {
 
   // SP and FP are known in every frame (SP from the CFA, FP carried or recovered), so rules
   // based on them hold everywhere: signal trampolines, DRAP functions, frame-pointer rules.
-  // Any other register is trustworthy only where every register is (trust_all_registers).
+  // Another register is trusted where every register is (trust_all_registers), or where a
+  // rule proved its value; one a debugger handed us for an outer frame is not.
   bool trusted(uint16_t r) const {
-    return options_.trust_all_registers || r == arch_.sp || r == arch_.fp;
+    if (options_.trust_all_registers || r == arch_.sp || r == arch_.fp) return true;
+    return regs_.known(r) && regs_.origin(r) != RegOrigin::Thread;
   }
 
   Result<uint64_t> read_word(uint64_t addr, std::string_view field) const {
@@ -137,11 +147,14 @@ class Stepper {
     return std::nullopt;
   }
 
-  Result<void> apply(uint16_t target, const RegRule& rule, RegisterSet& caller, bool is_ra) const {
-    auto v = value_of(target, rule, is_ra);
+  // Sets the caller's `target` by `rule`: an unchanged rule carries the value (when known).
+  Result<void> apply(uint16_t target, const RegRule& rule, RegisterSet& caller,
+                     RegOrigin origin) const {
+    auto v = value_of(target, rule, false);
     if (!v) return tl::unexpected(v.error());
     if (*v)
-      caller.set(target, mask(**v));
+      caller.set(target, mask(**v),
+                 rule.kind == RegRule::Kind::Unchanged ? RegOrigin::Carried : origin);
     else
       caller.forget(target);
     return {};

@@ -1,5 +1,6 @@
 #include "pending_frame.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -102,13 +103,19 @@ py::object unwind_pending_frame(FrameEngine& engine, py::object pending_frame,
   add(regs->pc, gdb_value(*caller.pc()));
   for (uint16_t r = 0; r < RegisterSet::kMaxRegs; ++r)
     if (auto v = caller.get(r)) add(id_of(*regs, r), gdb_value(*v));
-  // Callee-saved registers the step did not recover (it was given only SP, FP and the RA
-  // register) keep their values in the caller; without this GDB would show them as
-  // <not saved> there.
-  for (uint16_t r : regs->passed_through) {
-    if (caller.known(r)) continue;
-    const py::object& id = id_of(*regs, r);
-    add(id, read_register(id));
+  // The step was given only the registers it reads (SP, FP, the RA register), so callee-saved
+  // registers its rule proves unchanged are passed through from this frame. One the rule
+  // leaves unproven is not added: GDB shows it <not saved>, never a wrong value.
+  const UnwindRule& rule = *stepped->frame.rule;
+  if (rule.unlisted == Unlisted::Unchanged) {
+    for (uint16_t r : regs->passed_through) {
+      if (caller.known(r) || r == arch_info(rule.arch).fp) continue;
+      if (std::any_of(rule.saved.begin(), rule.saved.end(),
+                      [r](const SavedReg& s) { return s.reg == r; }))
+        continue;
+      const py::object& id = id_of(*regs, r);
+      add(id, read_register(id));
+    }
   }
   return info;
 }

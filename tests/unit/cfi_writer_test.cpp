@@ -20,12 +20,14 @@ namespace x64 = reg::x86_64;
 
 std::string run(const std::string& cmd) { return test::run_output(cmd); }
 
-UnwindRule rule(CfaRule cfa, RegRule ra, RegRule fp, std::vector<SavedReg> saved = {}) {
+UnwindRule rule(CfaRule cfa, RegRule ra, RegRule fp, std::vector<SavedReg> saved = {},
+                Unlisted unlisted = Unlisted::Unchanged) {
   UnwindRule r;
   r.cfa = cfa;
   r.ra = ra;
   r.fp = fp;
   r.saved = std::move(saved);
+  r.unlisted = unlisted;
   return r;
 }
 
@@ -51,6 +53,12 @@ std::vector<dwarf::CfiFunction> functions() {
               {{x64::r12, RegRule::val_cfa(-32)},
                {x64::r13, RegRule::in_reg(x64::r14)},
                {x64::r15, RegRule::at_cfa(-44)}})}}},
+      // Bare SFrame: callee-saved registers nothing proves are undefined; one the code proved
+      // saved (rbx) is stated.
+      {0x1100, 0x1110,
+       {{0x1100, rule(sp(8), ra, RegRule::unchanged(), {}, Unlisted::Unavailable)},
+        {0x1101, rule(sp(16), ra, RegRule::unchanged(), {{x64::rbx, RegRule::at_cfa(-16)}},
+                      Unlisted::Unavailable)}}},
   };
 }
 
@@ -62,7 +70,7 @@ class CfiWriterTest : public ::testing::Test {
     spec.machine = 62;  // EM_X86_64
     spec.type = 3;      // ET_DYN
     spec.build_id = std::vector<uint8_t>(20, 0xab);  // readelf wants a full-size build-id
-    spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, 0x1000, 0x100, 16}};
+    spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, 0x1000, 0x110, 16}};
     spec.debug_frame = dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8});
     auto bytes = elf::write_side_file(spec);
     path_ = std::filesystem::temp_directory_path() /
@@ -96,6 +104,11 @@ TEST_F(CfiWriterTest, ReadelfInterpretsTheRulesGiven) {
       "   LOC           CFA      rbp   r12   r13   r15   ra    \n"
       "0000000000001030 rsp+8    s     u     u     u     c-8   \n"
       "00000000000010c0 exp      exp   v-32  r14 (r14) exp   c-8   \n",
+      // function 4
+      "pc=0000000000001100..0000000000001110\n"
+      "   LOC           CFA      rbx   rbp   r12   r13   r14   r15   ra    \n"
+      "0000000000001100 rsp+8    u     s     u     u     u     u     c-8   \n"
+      "0000000000001101 rsp+16   c-16  s     u     u     u     u     c-8   \n",
   };
   for (const char* table : expected) EXPECT_NE(out.find(table), std::string::npos) << table << "\n---\n" << out;
 }
@@ -114,6 +127,10 @@ TEST_F(CfiWriterTest, DwarfdumpInterpretsTheRulesGiven) {
       "0x1030: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
       "0x10c0: CFA=DW_OP_breg7 RSP+16, DW_OP_deref: RBP=[DW_OP_breg3 RBX+8], R12=CFA-32, "
       "R13=R14, R15=[DW_OP_consts -44, DW_OP_plus], RIP=[CFA-8]\n",
+      "0x1100: CFA=RSP+8: RBX=undefined, RBP=same, R12=undefined, R13=undefined, R14=undefined, "
+      "R15=undefined, RIP=[CFA-8]\n",
+      "0x1101: CFA=RSP+16: RBX=[CFA-16], RBP=same, R12=undefined, R13=undefined, R14=undefined, "
+      "R15=undefined, RIP=[CFA-8]\n",
   };
   for (const char* line : expected) EXPECT_NE(out.find(line), std::string::npos) << line << "\n---\n" << out;
 }

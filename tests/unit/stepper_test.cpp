@@ -38,8 +38,9 @@ TEST(Stepper, FramePointerFrameRecoversCallerRegisters) {
   RegisterSet regs = x86_regs(0x401100, 0x6ff0, 0x7000);
   regs.set(x::rbx, 0x1111);  // callee-saved: carried into the caller
   regs.set(x::rax, 0x2222);  // scratch: unknown in the caller
-  const auto rule = x86_rule({CfaRule::Kind::RegOffset, x::rbp, 16}, RegRule::at_cfa(-8),
-                             RegRule::at_cfa(-16));
+  auto rule = x86_rule({CfaRule::Kind::RegOffset, x::rbp, 16}, RegRule::at_cfa(-8),
+                       RegRule::at_cfa(-16));
+  rule.unlisted = Unlisted::Unchanged;  // as CFI states it: every save is listed
   auto r = step(rule, regs, mem);
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(r->cfa, 0x7010u);
@@ -146,6 +147,7 @@ TEST(Stepper, AArch64LeafAndPacStripping) {
   rule.cfa = {CfaRule::Kind::RegOffset, a64::sp, 0};
   rule.ra = RegRule::in_reg(a64::x30);
   rule.ra_mangled = true;
+  rule.unlisted = Unlisted::Unchanged;
   StepOptions opts;
   opts.trust_all_registers = true;
   auto r = step(rule, regs, mem, opts);
@@ -199,6 +201,57 @@ TEST(Stepper, CalleeSavedListsFollowTheAbis) {
   EXPECT_EQ(a.size(), 19u);
   EXPECT_EQ(a.front(), 19u);
   EXPECT_EQ(a.back(), 79u);
+}
+
+// Bare SFrame states CFA, RA and FP only: a callee-saved register nothing proves is unknown
+// in the caller (a function may have saved and reused it), one the prologue analyzer found a
+// slot for is read from it, and each says where it came from.
+TEST(Stepper, UnprovenCalleeSavedRegistersAreUnavailable) {
+  FakeMemory mem;
+  mem.put_word(0x1010, 0x400500);  // RA at CFA-8 (CFA = rsp + 16 = 0x1018)
+  mem.put_word(0x1008, 0xbbb);     // rbx at CFA-16 (push %rbx)
+  RegisterSet regs = x86_regs(0x400100, 0x1008, 0x5555);
+  regs.set(x::rbx, 0x1);  // the callee's rbx: reused after the push
+  regs.set(x::r12, 0x2);
+  auto rule = x86_rule({CfaRule::Kind::RegOffset, x::rsp, 16}, RegRule::at_cfa(-8),
+                       RegRule::unchanged());
+  rule.source = Source::SFrame;
+  ASSERT_EQ(rule.unlisted, Unlisted::Unavailable);  // the honest default
+  auto bare = step(rule, regs, mem);
+  ASSERT_TRUE(bare) << bare.error().to_string();
+  EXPECT_FALSE(bare->caller.known(x::rbx));
+  EXPECT_FALSE(bare->caller.known(x::r12));
+  EXPECT_EQ(bare->caller.fp(), 0x5555u);  // FP: SFrame's own rule (unchanged)
+  EXPECT_EQ(bare->caller.origin(x::rbp), RegOrigin::Carried);
+
+  rule.saved = {{x::rbx, RegRule::at_cfa(-16)}};
+  rule.unlisted = Unlisted::Unchanged;  // the analyzer explained every CFA change
+  auto proven = step(rule, regs, mem);
+  ASSERT_TRUE(proven) << proven.error().to_string();
+  EXPECT_EQ(proven->caller.get(x::rbx), 0xbbbu);
+  EXPECT_EQ(proven->caller.origin(x::rbx), RegOrigin::Code);
+  EXPECT_EQ(proven->caller.get(x::r12), 0x2u);
+  EXPECT_EQ(proven->caller.origin(x::r12), RegOrigin::Carried);
+  EXPECT_EQ(proven->caller.origin(x::rsp), RegOrigin::Table);
+  EXPECT_EQ(proven->caller.stepped_by(), Source::SFrame);
+}
+
+// A CFA based on a register a rule recovered is trusted above frame 0; one a debugger handed
+// over for an outer frame (origin Thread) is not.
+TEST(Stepper, CfaFromARecoveredRegisterIsTrustedInOuterFrames) {
+  FakeMemory mem;
+  mem.put_word(0x2000, 0x400900);  // RA at CFA-8, CFA = r13 + 16 = 0x2008
+  RegisterSet regs = x86_regs(0x400100, 0x1000, 0x5555);
+  regs.set(x::r13, 0x1ff8, RegOrigin::Code);
+  auto rule = x86_rule({CfaRule::Kind::RegOffset, x::r13, 16}, RegRule::at_cfa(-8),
+                       RegRule::unchanged());
+  auto r = step(rule, regs, mem);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->cfa, 0x2008u);
+  EXPECT_EQ(r->caller.pc(), 0x400900u);
+
+  regs.set(x::r13, 0x1ff8, RegOrigin::Thread);
+  EXPECT_FALSE(step(rule, regs, mem));
 }
 
 }  // namespace

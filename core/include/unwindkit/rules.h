@@ -66,9 +66,22 @@ struct SavedReg {
 
 enum class PauthKey : uint8_t { A, B };
 
-// Which table produced a rule (and so a frame): shown to users per frame.
-enum class Source : uint8_t { Cfi, SFrame, CompactUnwind, FramePointer };
-std::string_view source_name(Source source);  // "cfi", "sframe", "compact-unwind", "fp"
+// Which table produced a rule (and so a frame): shown to users per frame. EntryPoint is the
+// program's entry point, outermost by definition (unwind/entry_point.h).
+enum class Source : uint8_t { Cfi, SFrame, CompactUnwind, FramePointer, EntryPoint };
+// "cfi", "sframe", "compact-unwind", "fp", "entry"
+std::string_view source_name(Source source);
+
+// What a callee-saved register that a rule does not name holds in the caller.
+enum class Unlisted : uint8_t {
+  // The table states every save (DWARF CFI, compact unwind), or the code proved the register
+  // untouched: the caller's value is this frame's.
+  Unchanged,
+  // Nothing proves it (bare SFrame, which states only CFA, RA and FP; a frame-pointer guess):
+  // unavailable in the caller, never carried on trust. A function that saved and reused it
+  // (`push %rbx` ... `pop %rbx`) would otherwise show the callee's value as the caller's.
+  Unavailable,
+};
 
 // Everything known about unwinding one frame whose PC lies in [func_start, func_end).
 struct UnwindRule {
@@ -77,9 +90,11 @@ struct UnwindRule {
   CfaRule cfa;
   RegRule ra;  // return address: x86_64 rip column, AArch64 x30, s390x r14
   RegRule fp;  // frame pointer: rbp, x29, r11
-  // Further callee-saved registers this rule recovers (compact unwind's saved pairs, CFI).
-  // Registers listed nowhere follow the stepper's defaults (callee-saved: unchanged).
+  // Further callee-saved registers this rule recovers (compact unwind's saved pairs, CFI, the
+  // prologue analyzer's slots for SFrame). Callee-saved registers listed nowhere follow
+  // `unlisted`; other registers are unavailable in the caller.
   std::vector<SavedReg> saved;
+  Unlisted unlisted = Unlisted::Unavailable;
   // Caller's SP = CFA + sp_from_cfa (0 on x86_64/AArch64; -160 on s390x).
   int64_t sp_from_cfa = 0;
   bool ra_mangled = false;  // AArch64 PAC-signed return address: strip before use

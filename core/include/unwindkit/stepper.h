@@ -15,8 +15,18 @@
 
 namespace unwindkit {
 
+// Where a frame's register value came from (`unwindkit bt --registers`).
+enum class RegOrigin : uint8_t {
+  Thread,   // read from the thread itself: the innermost frame, or a frame a debugger gave us
+  Carried,  // the callee's value, proven unchanged (a rule's `unlisted`, an unchanged rule)
+  Table,    // the callee's rule recovered it from its table (CFA, a saved slot, a register)
+  Code,     // the prologue analyzer found its slot in the code (SFrame + code)
+};
+
 // Registers of one frame, by DWARF number (rules.h), plus the PC kept on its own (the PC
-// has no DWARF column on x86_64). A register not `known` has no trustworthy value.
+// has no DWARF column on x86_64). A register not `known` has no trustworthy value: the
+// stepper leaves a register unknown unless a rule proves it, so a known register is a
+// trustworthy one in every frame.
 class RegisterSet {
  public:
   static constexpr size_t kMaxRegs = 128;  // covers AArch64 v0..v31 at 64..95
@@ -28,11 +38,18 @@ class RegisterSet {
     if (dwarf_reg >= kMaxRegs || !known_[dwarf_reg]) return std::nullopt;
     return values_[dwarf_reg];
   }
-  void set(uint16_t dwarf_reg, uint64_t value) {
+  void set(uint16_t dwarf_reg, uint64_t value, RegOrigin origin = RegOrigin::Thread) {
     if (dwarf_reg >= kMaxRegs) return;
     values_[dwarf_reg] = value;
     known_[dwarf_reg] = true;
+    origins_[dwarf_reg] = origin;
   }
+  RegOrigin origin(uint16_t dwarf_reg) const {
+    return dwarf_reg < kMaxRegs ? origins_[dwarf_reg] : RegOrigin::Thread;
+  }
+  // The table whose rule computed these registers from the callee's (nullopt: the thread's).
+  std::optional<Source> stepped_by() const { return stepped_by_; }
+  void set_stepped_by(Source source) { stepped_by_ = source; }
   void forget(uint16_t dwarf_reg) {
     if (dwarf_reg < kMaxRegs) known_[dwarf_reg] = false;
   }
@@ -53,6 +70,8 @@ class RegisterSet {
   Arch arch_;
   std::array<uint64_t, kMaxRegs> values_{};
   std::bitset<kMaxRegs> known_;
+  std::array<RegOrigin, kMaxRegs> origins_{};
+  std::optional<Source> stepped_by_;
   std::optional<uint64_t> pc_;
 };
 
@@ -66,8 +85,10 @@ class MemoryReader {
 
 struct StepOptions {
   Endian endian = Endian::Little;
-  // Rules that take a register's value (RegRule::uses_register, CFA from a register other
-  // than SP/FP) are trusted only in the innermost frame and right above a signal frame.
+  // Every register the frame holds is trusted: the innermost frame and the frame right above
+  // a signal frame, whose registers the thread or the kernel saved. Elsewhere a rule may use
+  // SP, FP and any register a rule proved (RegOrigin Table or Code) but not one carried
+  // from a frame a debugger supplied without saying how it knows it.
   bool trust_all_registers = false;
   // AArch64: bits that hold a PAC signature in a return address (cleared when the rule
   // says the RA is mangled). Default: a 48-bit virtual address space.

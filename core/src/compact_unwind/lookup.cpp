@@ -83,6 +83,8 @@ Result<Lowered> lower(Arch arch, const Entry& entry, Bytes function_code) {
   }
   out.kind = Lowered::Kind::Rule;
   UnwindRule& rule = out.rule;
+  // An encoding lists every register the function saved (else the compiler emits DWARF mode).
+  rule.unlisted = Unlisted::Unchanged;
   rule.arch = arch;
   rule.source = Source::CompactUnwind;
   rule.func_start = entry.function_start;

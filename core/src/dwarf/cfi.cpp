@@ -109,6 +109,8 @@ struct CfiTables::Impl {
     UnwindRule rule;
     rule.arch = arch;
     rule.source = Source::Cfi;
+    // CFI states every save: a callee-saved register it does not mention is unchanged.
+    rule.unlisted = Unlisted::Unchanged;
     rule.sp_from_cfa = arch_info(arch).sp_from_cfa;
     Dwarf_Addr start = 0, end = 0;
     bool signal = false;

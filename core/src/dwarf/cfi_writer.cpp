@@ -204,6 +204,10 @@ std::map<uint16_t, RegRule> register_rules(const UnwindRule& rule) {
   rules[names.fp_reg()] = rule.fp;
   for (const SavedReg& saved : rule.saved) rules[saved.reg] = saved.rule;
   if (rule.sp_from_cfa != 0) rules[names.sp_reg()] = RegRule::val_cfa(rule.sp_from_cfa);
+  // Unproven callee-saved registers: undefined, so the debugger shows them unavailable
+  // (GDB `<not saved>`) instead of assuming the DWARF default, "same value".
+  if (rule.unlisted == Unlisted::Unavailable && !rule.outermost())
+    for (uint16_t r : callee_saved_registers(rule.arch)) rules.try_emplace(r, RegRule::undefined());
   return rules;
 }
 

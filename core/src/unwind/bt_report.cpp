@@ -30,7 +30,20 @@ void append_frame_json(std::string& out, const Frame& f, const std::optional<Sym
                  f.source ? json_string(source_name(*f.source)) : "null");
   for (size_t i = 0; i < f.passed_over.size(); ++i)
     fmt::format_to(it, "{}{}", i ? ", " : "", json_string(f.passed_over[i].message()));
-  out += "]}";
+  out += "], \"registers\": {";
+  std::string unavailable;
+  bool first = true;
+  for (uint16_t r : shown_registers(f.regs.arch())) {
+    const std::string key = json_string(reg_name(f.regs.arch(), r));
+    if (auto v = f.regs.get(r)) {
+      fmt::format_to(it, "{}{}: {{\"value\": {}, \"from\": {}}}", first ? "" : ", ", key,
+                     hex_json(*v), json_string(register_origin(f, r)));
+      first = false;
+    } else {
+      unavailable += (unavailable.empty() ? "" : ", ") + key;
+    }
+  }
+  out += "}, \"unavailable\": [" + unavailable + "]}";
 }
 
 }  // namespace
@@ -45,12 +58,46 @@ std::string bt_frame_line(const Frame& f, const std::optional<SymbolHit>& name) 
                      f.source ? source_name(*f.source) : "-", f.signal_frame ? " <signal>" : "");
 }
 
+std::string_view register_origin(const Frame& f, uint16_t reg) {
+  if (!f.regs.known(reg)) return "unavailable";
+  switch (f.regs.origin(reg)) {
+    case RegOrigin::Thread: return "thread";
+    case RegOrigin::Carried: return "carried";
+    case RegOrigin::Code: return "sframe+code";
+    case RegOrigin::Table: break;
+  }
+  const std::optional<Source> by = f.regs.stepped_by();
+  return by ? source_name(*by) : "thread";
+}
+
+std::vector<uint16_t> shown_registers(Arch arch) {
+  std::vector<uint16_t> regs{arch_info(arch).sp};
+  for (uint16_t r : callee_saved_registers(arch))
+    if (r != regs.front()) regs.push_back(r);
+  return regs;
+}
+
+std::string bt_registers_line(const Frame& f) {
+  std::string out = "     ";
+  for (uint16_t r : shown_registers(f.regs.arch())) {
+    const std::string name = reg_name(f.regs.arch(), r);
+    if (auto v = f.regs.get(r))
+      out += fmt::format(" {}={:#x} [{}]", name, *v, register_origin(f, r));
+    else
+      out += fmt::format(" {} unavailable", name);
+  }
+  return out;
+}
+
 std::string bt_stop_line(const Walk& walk) { return "stopped: " + walk.stop_reason; }
 
-std::string bt_text(const Walk& walk, const std::vector<std::optional<SymbolHit>>& names) {
+std::string bt_text(const Walk& walk, const std::vector<std::optional<SymbolHit>>& names,
+                    bool registers) {
   std::string out;
-  for (size_t i = 0; i < walk.frames.size(); ++i)
+  for (size_t i = 0; i < walk.frames.size(); ++i) {
     out += bt_frame_line(walk.frames[i], i < names.size() ? names[i] : std::nullopt) + "\n";
+    if (registers) out += bt_registers_line(walk.frames[i]) + "\n";
+  }
   return out + bt_stop_line(walk) + "\n";
 }
 

@@ -16,6 +16,14 @@ std::optional<UnwindRule> entry_point_rule(const elf::ElfFile& file) {
   const uint64_t entry = file.entry();
   const std::optional<Arch> arch = file.arch();
   if (entry == 0 || (arch != Arch::X86_64 && arch != Arch::AArch64)) return std::nullopt;
+  // Only a program starts at its entry point: a shared library's e_entry is merely the start
+  // of its .text (or a function of its own, as libc's). A program is ET_EXEC, or ET_DYN
+  // with an interpreter (PIE).
+  const bool program =
+      file.type() == elf::kTypeExec ||
+      std::any_of(file.segments().begin(), file.segments().end(),
+                  [](const elf::Segment& s) { return s.type == PT_INTERP; });
+  if (!program) return std::nullopt;
   uint64_t end = 0;
   for (const elf::Section& s : file.sections())
     if ((s.flags & SHF_ALLOC) && (s.flags & SHF_EXECINSTR) && entry >= s.addr &&
@@ -47,6 +55,7 @@ std::optional<UnwindRule> entry_point_rule(const elf::ElfFile& file) {
 
   UnwindRule rule;
   rule.arch = *arch;
+  rule.source = Source::EntryPoint;
   rule.cfa = {CfaRule::Kind::RegOffset, RegisterSet(*arch).sp_reg(),
               *arch == Arch::X86_64 ? int64_t{arch_word_size(*arch)} : 0};
   rule.ra = RegRule::undefined();

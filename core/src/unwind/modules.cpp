@@ -1,5 +1,7 @@
 #include "unwindkit/unwind/modules.h"
 
+#include "unwindkit/unwind/entry_point.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -242,6 +244,18 @@ Result<std::optional<UnwindRule>> Module::sframe_rule(uint64_t pc) {
   auto r = (*s)->lookup(pc - b);
   if (!r) return r;
   return relocate(std::move(*r), b);
+}
+
+Result<std::optional<UnwindRule>> Module::entry_point_rule(uint64_t pc) {
+  if (!entry_point_) {
+    auto file = elf();
+    if (!file) return tl::unexpected(file.error());
+    entry_point_ = unwind::entry_point_rule(**file);
+  }
+  const uint64_t at = pc - bias();
+  if (!*entry_point_ || at < (*entry_point_)->func_start || at >= (*entry_point_)->func_end)
+    return std::optional<UnwindRule>();
+  return relocate(*entry_point_, bias());
 }
 
 Result<std::optional<UnwindRule>> Module::compact_unwind_rule(uint64_t pc) {

@@ -37,7 +37,8 @@ struct CfiWriterOptions {
 // with DW_CFA_def_cfa[_sf] (or DW_CFA_def_cfa_expression for a dereferenced CFA), every
 // register with DW_CFA_offset / _extended_sf, val_offset, register, expression,
 // val_expression, undefined or same_value. The CFA is always set before the first register.
-// AArch64 PAC signing is stated with DW_CFA_AARCH64_negate_ra_state. `signal_frame` is not
+// AArch64 PAC signing is stated with DW_CFA_AARCH64_negate_ra_state. A rule whose unlisted
+// callee-saved registers are unavailable (rules.h `Unlisted`) states each one undefined. `signal_frame` is not
 // stated: .debug_frame has no augmentation for it (only .eh_frame's "S").
 std::vector<uint8_t> write_debug_frame(std::span<const CfiFunction> functions,
                                        const CfiWriterOptions& options);

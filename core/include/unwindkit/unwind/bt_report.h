@@ -17,10 +17,21 @@ namespace unwindkit::unwind {
 // `#3   0x00005555555551bd  prog+0x11bd  leaf+0xd  [sframe]`, with ` <signal>` after a
 // signal trampoline; `??` where the module or the name is unknown.
 std::string bt_frame_line(const Frame& frame, const std::optional<SymbolHit>& name);
+// Where a frame's register came from: "thread" (frame 0, the thread's own), "carried" (the
+// callee's, proven unchanged), the table of the callee's rule ("cfi", "sframe",
+// "compact-unwind", "fp"), "sframe+code" (a slot the prologue analyzer found), or
+// "unavailable" when nothing proves its value.
+std::string_view register_origin(const Frame& frame, uint16_t reg);
+// The registers `--registers` shows for a frame: SP and every callee-saved register.
+std::vector<uint16_t> shown_registers(Arch arch);
+// `      rbx=0x1 [sframe+code]  rbp=0x7ffe… [sframe]  r12 unavailable ...`
+std::string bt_registers_line(const Frame& frame);
 // `stopped: <stop_reason>`.
 std::string bt_stop_line(const Walk& walk);
-// Every frame line, then the stop line, each ending in a newline.
-std::string bt_text(const Walk& walk, const std::vector<std::optional<SymbolHit>>& names);
+// Every frame line (each followed by its registers line with `registers`), then the stop
+// line, each ending in a newline.
+std::string bt_text(const Walk& walk, const std::vector<std::optional<SymbolHit>>& names,
+                    bool registers = false);
 
 struct ThreadBacktrace {
   int64_t tid = 0;

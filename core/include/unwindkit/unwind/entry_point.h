@@ -18,7 +18,7 @@ namespace unwindkit::unwind {
 // `_start` with no SFrame, and a rule stretching over it would end every walk there), the
 // end of the executable section holding e_entry. nullopt when the file has no entry point in
 // an executable section, its architecture is not one we unwind, or SFrame or the file's own
-// CFI already covers it.
+// CFI already covers it, or the file is not a program (a shared library).
 std::optional<UnwindRule> entry_point_rule(const elf::ElfFile& file);
 
 }  // namespace unwindkit::unwind

@@ -95,6 +95,8 @@ class Module {
   // Compact unwind, with its DWARF handover: a DWARF-mode entry's rule comes from the image's
   // __eh_frame. Encoding 0 (no information) is nullopt, for other sources to try.
   Result<std::optional<UnwindRule>> compact_unwind_rule(uint64_t pc);
+  // The program's entry-point function, outermost (entry_point.h).
+  Result<std::optional<UnwindRule>> entry_point_rule(uint64_t pc);
 
  private:
   std::string path_;
@@ -113,6 +115,7 @@ class Module {
   std::vector<Error> sframe_problems_;
   std::optional<Result<std::unique_ptr<macho::MachOFile>>> macho_;
   std::optional<Result<std::unique_ptr<compact_unwind::SliceTables>>> compact_unwind_;
+  std::optional<std::optional<UnwindRule>> entry_point_;  // link-time addresses
 };
 
 class ModuleMap {

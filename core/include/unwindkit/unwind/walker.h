@@ -34,7 +34,8 @@
 
 namespace unwindkit::unwind {
 
-inline constexpr Source kDefaultSources[] = {Source::Cfi, Source::SFrame, Source::FramePointer};
+inline constexpr Source kDefaultSources[] = {Source::Cfi, Source::SFrame, Source::EntryPoint,
+                                             Source::FramePointer};
 
 struct WalkOptions {
   // Sources to ask, in order. A front end may add its own (rule_source.h).

@@ -18,6 +18,7 @@ constexpr Builtin kBuiltins[] = {
     {Source::SFrame, sources::sframe},
     {Source::CompactUnwind, sources::compact_unwind},
     {Source::FramePointer, sources::frame_pointer},
+    {Source::EntryPoint, sources::entry_point},
 };
 
 }  // namespace

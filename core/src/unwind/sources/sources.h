@@ -11,5 +11,6 @@ std::shared_ptr<const RuleSource> cfi();
 std::shared_ptr<const RuleSource> sframe();
 std::shared_ptr<const RuleSource> compact_unwind();
 std::shared_ptr<const RuleSource> frame_pointer();
+std::shared_ptr<const RuleSource> entry_point();
 
 }  // namespace unwindkit::unwind::sources
