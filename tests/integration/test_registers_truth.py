@@ -5,8 +5,9 @@ LLDB shows in a caller frame must be the truth's value or be shown unavailable, 
 Every program in tests/programs/ (truth/cases.py) and the shared fixtures, built intact and
 stripped (truth/build.py), is opened in each debugger twice: the stripped copy with the plugin,
 the intact copy without it (the truth). Runs:
-- GDB, x86_64: the stripped copy (SFrame v1), its v2 / v2-pcrel / v3 twins (truth/twins.py,
-  on the stripped copy's core), the shared-library case among them;
+- GDB, x86_64: the stripped copy (its own .sframe, v1 from gas; row `gdb`) and its v2 /
+  v2-pcrel / v3 twins (truth/twins.py, on the stripped copy's core; rows `gdb twin-...`), the
+  shared-library case among them;
 - gdb-multiarch, AArch64 (static, crashed under qemu-aarch64);
 - LLDB, x86_64 and AArch64. LLDB pairs an executable with a core by build-id, so where the
   twins share one (x86_64 without our own shared libraries: strip keeps the note) the truth
@@ -66,14 +67,14 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
     arch, regs = pair.arch, REGISTERS[pair.arch.name]
     search = lambda b: [f"set solib-search-path {':'.join(b.search_dirs)}"] \
         if b.search_dirs else []  # noqa: E731
-    name = "gdb" if arch.gdb == "gdb" else arch.gdb
+    name = arch.gdb
     truth_values = gdb_values(arch.gdb, pair.intact.exe, intact_core, regs,
                               settings=search(pair.intact))
     plugin = gdb_plugin()
-    runs = [(f"{name} v1" if twins else name, pair.stripped, ())]
+    runs = [(name, pair.stripped, ())]  # the stripped copy's own .sframe (gas: v1)
     for twin in twins:
         sysroot = dict(zip(twin.bt_args[::2], twin.bt_args[1::2])).get("--sysroot")
-        runs.append((f"{name} {twin.label}", twin.build,
+        runs.append((f"{name} twin-{twin.label}", twin.build,
                      (f"set sysroot {sysroot}",) if sysroot else ()))
     rows = []
     for label, build, settings in runs:
@@ -170,10 +171,14 @@ def print_rows(rows):
           "in those frames; args: arguments of frames with debug info)")
     for r in rows:
         if r.detail:
-            print(f"{r.program} [{r.debugger}] {r.status}: {r.detail}")
+            print(f"{r.program} [{r.debugger}] {'note' if r.status == 'ok' else r.status}: "
+                  f"{r.detail}")
         if r.tally and r.tally.untrusted:
             print(f"{r.program} [{r.debugger}] threads whose frame #0 differs between the runs "
                   f"(not compared): {'; '.join(r.tally.untrusted)}")
+        if r.tally and r.tally.lengths:
+            print(f"{r.program} [{r.debugger}] threads whose stack has another length with the "
+                  f"plugin: {'; '.join(r.tally.lengths)}")
         if r.tally and r.tally.problems:
             shown = r.tally.problems[:SHOW_WRONG]
             more = len(r.tally.problems) - len(shown)

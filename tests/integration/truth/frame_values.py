@@ -137,8 +137,10 @@ def gdb_values(gdb, exe, core, regs, plugin=None, settings=(), timeout=600):
 
 def lldb_values(lldb, exe, core, regs):
     """LLDB's values in every frame of every thread; `lldb` is an lldb_plugin.Lldb."""
-    out = lldb.run([f"command script import {LLDB_SCRIPT}", f"uk-frame-values {' '.join(regs)}"],
-                   exe, core, check=False)
+    # The plugin installs its side files before any LLDB command that unwinds (as before a
+    # user's first `bt`), not before a script's SB calls: `thread list` is such a command.
+    out = lldb.run([f"command script import {LLDB_SCRIPT}", "thread list",
+                    f"uk-frame-values {' '.join(regs)}"], exe, core, check=False)
     if "@@END" not in out:
         raise RuntimeError(f"lldb printed no frame values for {exe} {core}:\n{out[-2000:]}")
     return parse(out, "lldb")
@@ -149,6 +151,7 @@ class Tally:
     """One debugger run on one program against its truth."""
     threads: int = 0
     untrusted: list = dataclasses.field(default_factory=list)  # threads whose frame #0 differs
+    lengths: list = dataclasses.field(default_factory=list)  # threads of another frame count
     frames: int = 0  # truth frames >= 1 whose values were printed
     aligned: int = 0  # ... that ours has at the same record with the same PC
     values: int = 0
@@ -192,6 +195,9 @@ def compare(truth_threads, our_threads, regs):
         if differs:
             tally.untrusted.append(f"{truth.tid}: {', '.join(differs)}")
             continue
+        if len(truth.pcs) != len(ours.pcs):  # a deep stack's last records then differ too
+            tally.lengths.append(f"{truth.tid}: {len(truth.pcs)} records in the truth, "
+                                 f"{len(ours.pcs)} with the plugin")
         for (rec, depth), want in truth.frames.items():
             if rec == 0 or not want.dumped:
                 continue
