@@ -210,30 +210,21 @@ def compare(truth_threads, our_threads, regs):
             if not aligned or got is None or not got.dumped:
                 continue
             where = f"thread {truth.tid} frame record {rec} pc {want.pc:#x}"
-            for name in regs:
-                if want.regs.get(name) is None:
-                    continue  # the truth shows no value: nothing to compare
-                tally.values += 1
-                have = got.regs.get(name, "not shown")
-                if have == want.regs[name]:
-                    tally.equal += 1
-                elif have is None:
-                    tally.unavailable += 1
-                else:
-                    tally.wrong += 1
-                    tally.problems.append(f"{where} {name}: truth {_show(want.regs[name])}, "
-                                          f"plugin {_show(have)}")
-            for name, value in want.args.items():
-                if value is None:
-                    continue
-                tally.args += 1
-                have = got.args.get(name, "not shown")
-                if have == value:
-                    tally.args_equal += 1
-                elif have is None:
-                    tally.args_unavailable += 1
-                else:
-                    tally.args_wrong += 1
-                    tally.problems.append(f"{where} argument {name}: truth {_show(value)}, "
-                                          f"plugin {_show(have)}")
+            _count(tally, "", {n: want.regs.get(n) for n in regs}, got.regs, where)
+            _count(tally, "args", want.args, got.args, f"{where} argument")
     return tally
+
+
+def _count(tally, kind, want, have, where):
+    """Adds each value the truth shows in `want` to the tally's `kind` counters ("": the
+    registers, "args": the arguments) as equal, unavailable or wrong in `have`."""
+    prefix = f"{kind}_" if kind else ""
+    for name, value in want.items():
+        if value is None:
+            continue  # the truth shows no value: nothing to compare
+        setattr(tally, kind or "values", getattr(tally, kind or "values") + 1)
+        got = have.get(name, "not shown")
+        outcome = "equal" if got == value else "unavailable" if got is None else "wrong"
+        setattr(tally, prefix + outcome, getattr(tally, prefix + outcome) + 1)
+        if outcome == "wrong":
+            tally.problems.append(f"{where} {name}: truth {_show(value)}, plugin {_show(got)}")
