@@ -67,14 +67,13 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
     arch, regs = pair.arch, REGISTERS[pair.arch.name]
     search = lambda b: [f"set solib-search-path {':'.join(b.search_dirs)}"] \
         if b.search_dirs else []  # noqa: E731
-    name = arch.gdb
     truth_values = gdb_values(arch.gdb, pair.intact.exe, intact_core, regs,
                               settings=search(pair.intact))
     plugin = gdb_plugin()
-    runs = [(name, pair.stripped, ())]  # the stripped copy's own .sframe (gas: v1)
+    runs = [(arch.gdb, pair.stripped, ())]  # the stripped copy's own .sframe (gas: v1)
     for twin in twins:
         sysroot = dict(zip(twin.bt_args[::2], twin.bt_args[1::2])).get("--sysroot")
-        runs.append((f"{name} twin-{twin.label}", twin.build,
+        runs.append((f"{arch.gdb} twin-{twin.label}", twin.build,
                      (f"set sysroot {sysroot}",) if sysroot else ()))
     rows = []
     for label, build, settings in runs:
@@ -87,8 +86,8 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
 def lldb_row(pair, intact_core, stripped_core):
     """LLDB with the plugin on the stripped copy against LLDB alone on the intact copy."""
     regs = REGISTERS[pair.arch.name]
-    same_core = not pair.intact.libs and build_id(pair.intact.exe) == \
-        build_id(pair.stripped.exe) is not None
+    ids = build_id(pair.intact.exe), build_id(pair.stripped.exe)
+    same_core = not pair.intact.libs and ids[0] is not None and ids[0] == ids[1]
     truth_values = lldb_values(Lldb(plugin=False), pair.intact.exe,
                                stripped_core if same_core else intact_core, regs)
     ours = lldb_values(Lldb(plugin=True), pair.stripped.exe, stripped_core, regs)
