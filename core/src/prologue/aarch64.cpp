@@ -126,6 +126,7 @@ Flow apply_aarch64(FrameModel& m, const Decoder& d, const cs_insn& insn) {
       return Flow::Next;
     case ARM64_INS_BL:
     case ARM64_INS_BLR: m.call(); return Flow::Call;
+    case ARM64_INS_NOP: return Flow::Padding;
     case ARM64_INS_STP:
     case ARM64_INS_STR:
     case ARM64_INS_STUR:

@@ -162,7 +162,7 @@ Analysis Pass::run(Decoder& d, Bytes code, std::span<const TableRow> table) {
     draft(at);
     if (stopped_) break;  // nothing is claimed from here on
     if (key && !m_.in_epilogue()) seen_.insert_or_assign(*key, m_.state());
-    previous = apply(m_, d, *insn);
+    if (const Flow flow = apply(m_, d, *insn); flow != Flow::Padding) previous = flow;
   }
   return finish();
 }

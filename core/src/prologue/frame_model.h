@@ -40,6 +40,7 @@ enum class Flow : uint8_t {
   Next,      // falls through
   Call,      // returns here unless the callee does not return
   Terminal,  // ret, unconditional jump, trap: the next instruction starts a new block
+  Padding,   // a no-op (alignment between blocks): the flow stays what it was before it
 };
 
 class FrameModel {

@@ -138,6 +138,7 @@ Flow apply_x86_64(FrameModel& m, const Decoder& d, const cs_insn& insn) {
     case X86_INS_INT3: return Flow::Terminal;
     case X86_INS_CALL:
     case X86_INS_LCALL: m.call(); return Flow::Call;
+    case X86_INS_NOP: return Flow::Padding;
     default: break;
   }
   if (!modelled(m, d, insn)) write_all(m, d, insn);
