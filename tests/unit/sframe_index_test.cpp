@@ -6,6 +6,7 @@
 
 #include "sframe_vectors.h"
 #include "unwindkit/sframe/encode.h"
+#include "unwindkit/sframe/function_rows.h"
 #include "unwindkit/sframe/index.h"
 #include "unwindkit/sframe/sframe.h"
 
@@ -117,6 +118,39 @@ TEST(SFrameIndex, SameErrorsAsDecode) {
       ASSERT_EQ(bool(section), bool(index)) << n;
       if (!section) {
         EXPECT_EQ(index.error(), section.error()) << n;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// function_rows: every row of an FDE, covering the function without gaps, each row's rule
+// the one lookup gives inside it; the Index gives the same rows for any pc of the function.
+TEST(SFrameIndex, FunctionRowsAreTheLookupRules) {
+  for (const auto& v : test::load_sframe_vectors()) {
+    SCOPED_TRACE(v.name);
+    auto section = sframe::decode(v.content, v.section_base);
+    auto index = sframe::Index::build(v.content, v.section_base);
+    ASSERT_TRUE(section && index);
+    for (size_t i = 0; i < section->fdes.size(); ++i) {
+      const auto& fde = section->fdes[i];
+      auto rows = sframe::function_rows(*section, i);
+      ASSERT_TRUE(rows);
+      if (fde.pcmask() || fde.size == 0) continue;
+      EXPECT_EQ(rows->size(), fde.fres.size());
+      for (const auto& row : *rows) {
+        EXPECT_LE(row.start, row.end);
+        EXPECT_LE(row.end, fde.func_end());
+        if (row.start == row.end) continue;
+        auto rule = sframe::lookup(*section, row.start);
+        ASSERT_TRUE(rule && *rule);
+        // lookup answers for the first function holding the pc; skip overlapped ones.
+        if ((*rule)->func_start != fde.func_start) continue;
+        EXPECT_EQ(row.rule, **rule);
+        EXPECT_EQ(index->function_rows(row.start), sframe::function_rows(*section, i));
       }
     }
   }

@@ -11,6 +11,7 @@
 
 #include "unwindkit/bytes.h"
 #include "unwindkit/error.h"
+#include "unwindkit/prologue/analyzer.h"
 #include "unwindkit/rules.h"
 #include "unwindkit/sframe/section.h"
 
@@ -23,6 +24,9 @@ class Index {
 
   // As sframe::lookup(decode(bytes, address), pc).
   Result<std::optional<UnwindRule>> lookup(uint64_t pc) const;
+  // Every row of the function holding `pc`, as sframe::function_rows (function_rows.h) gives
+  // them for its FDE; empty when no function holds `pc`.
+  Result<std::vector<prologue::TableRow>> function_rows(uint64_t pc) const;
 
   const Header& header() const { return header_; }
   size_t function_count() const { return starts_.size(); }

@@ -1,0 +1,53 @@
+// The prologue analyzer: where a function saved its callee-saved registers, found from its
+// code, for tables that do not say (SFrame states only CFA, FP and RA).
+//
+// A pure function of one function's code bytes and its unwind table's rows. It decodes the
+// function once, linearly (Capstone; compilers put no data in .text), and follows a model of
+// the frame (CFA - SP, CFA - FP, each callee-saved register: caller's value, saved at a CFA
+// offset, or unknown) that it checks against the rows at every row boundary. Where the model
+// and the rows disagree, or an instruction it does not model writes the stack pointer or an
+// unsaved callee-saved register, it claims nothing from there on: a register nothing proves
+// is unavailable, never guessed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "unwindkit/arch.h"
+#include "unwindkit/bytes.h"
+#include "unwindkit/error.h"
+#include "unwindkit/rules.h"
+
+namespace unwindkit::prologue {
+
+// One row of a function's unwind table (an SFrame FRE lowered to the rule model), over [start, end).
+struct TableRow {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  UnwindRule rule;
+  bool operator==(const TableRow&) const = default;
+};
+
+// What the code proves about the callee-saved registers over [start, end).
+struct Region {
+  uint64_t start = 0, end = 0;
+  std::vector<SavedReg> saved;    // RegRule::at_cfa(offset) per register saved in this frame, sorted by reg
+  bool others_unchanged = false;  // every callee-saved register not in `saved` still holds the caller's value
+  bool operator==(const Region&) const = default;
+};
+
+struct Analysis {
+  std::vector<Region> regions;   // sorted, contiguous, covering [func_start, func_end)
+  bool fully_explained = false;  // every CFA change of the function is explained
+  std::optional<Error> stopped;  // why the analysis gave up somewhere (unknown instruction ...), for reports
+  // The region holding `pc`; nullptr outside the function.
+  const Region* at(uint64_t pc) const;
+};
+
+// `code` is the function's bytes, [func_start, func_start + code.size()); `rows` its table's
+// rows (any order; rows outside the code are ignored). Work is linear in the code's size.
+Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const TableRow> rows);
+
+}  // namespace unwindkit::prologue

@@ -1,0 +1,134 @@
+#include "decoder.h"
+
+#include <array>
+#include <charconv>
+#include <memory>
+#include <string_view>
+
+namespace unwindkit::prologue::detail {
+
+namespace {
+
+struct Mapped {
+  int16_t dwarf = -1;
+  bool full = false;
+};
+
+std::optional<unsigned> number(std::string_view s) {
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+Mapped by_table_name(Arch arch, std::string_view name, bool full) {
+  for (const RegisterInfo& r : arch_info(arch).registers)
+    if (r.name == name) return {static_cast<int16_t>(r.dwarf), full};
+  return {};
+}
+
+// x86_64: the 64-bit names are arch.h's; eax/ax/al/ah and r8d/r8w/r8b are parts of them.
+Mapped x86_64_reg(std::string_view n) {
+  if (n.size() >= 2 && n[0] == 'r' && n[1] >= '0' && n[1] <= '9') {
+    const bool part = n.back() == 'd' || n.back() == 'w' || n.back() == 'b';
+    return by_table_name(Arch::X86_64, part ? n.substr(0, n.size() - 1) : n, !part);
+  }
+  if (n.size() == 3 && (n[0] == 'r' || n[0] == 'e')) {
+    return by_table_name(Arch::X86_64, std::string("r").append(n.substr(1)), n[0] == 'r');
+  }
+  struct Part {
+    std::string_view part, whole;
+  };
+  static constexpr std::array<Part, 20> kParts = {{
+      {"ax", "rax"}, {"al", "rax"}, {"ah", "rax"}, {"bx", "rbx"}, {"bl", "rbx"},
+      {"bh", "rbx"}, {"cx", "rcx"}, {"cl", "rcx"}, {"ch", "rcx"}, {"dx", "rdx"},
+      {"dl", "rdx"}, {"dh", "rdx"}, {"si", "rsi"}, {"sil", "rsi"}, {"di", "rdi"},
+      {"dil", "rdi"}, {"bp", "rbp"}, {"bpl", "rbp"}, {"sp", "rsp"}, {"spl", "rsp"},
+  }};
+  for (const Part& p : kParts)
+    if (p.part == n) return by_table_name(Arch::X86_64, p.whole, false);
+  return by_table_name(Arch::X86_64, n, true);
+}
+
+// AArch64: x<n>/w<n>, sp/wsp, fp/lr; the vector registers b/h/s/d/q/v<n> are parts of v<n>,
+// whose DWARF number is 64 + n (arch.h names its low half d<n>).
+Mapped aarch64_reg(std::string_view n) {
+  if (n == "sp" || n == "wsp") return {static_cast<int16_t>(reg::aarch64::sp), n == "sp"};
+  if (n == "fp") return {static_cast<int16_t>(reg::aarch64::x29), true};
+  if (n == "lr") return {static_cast<int16_t>(reg::aarch64::x30), true};
+  if (n.size() < 2) return {};
+  const auto i = number(n.substr(1));
+  if (!i || *i > 31) return {};
+  switch (n[0]) {
+    case 'x':
+    case 'w':
+      if (*i > 30) return {};
+      return {static_cast<int16_t>(*i), n[0] == 'x'};
+    case 'b':
+    case 'h':
+    case 's':
+    case 'd':
+    case 'q':
+    case 'v':
+      return {static_cast<int16_t>(reg::aarch64::v0 + *i), n[0] == 'd' || n[0] == 'q'};
+    default: return {};
+  }
+}
+
+// s390x: Capstone names the general registers by number alone ("6"), the floating-point
+// ones as arch.h does ("f8").
+Mapped s390x_reg(std::string_view n) {
+  if (const auto i = number(n); i && *i < 16) return {static_cast<int16_t>(*i), true};
+  return by_table_name(Arch::S390x, n, true);
+}
+
+}  // namespace
+
+Decoder::Decoder(Arch arch, csh handle) : arch_(arch), handle_(handle), insn_(cs_malloc(handle)) {
+  unsigned count = 0;
+  switch (arch) {
+    case Arch::X86_64: count = X86_REG_ENDING; break;
+    case Arch::AArch64: count = ARM64_REG_ENDING; break;
+    default: count = SYSZ_REG_ENDING; break;
+  }
+  dwarf_.assign(count, -1);
+  full_.assign(count, false);
+  for (unsigned id = 1; id < count; ++id) {
+    const char* name = cs_reg_name(handle, id);
+    if (name == nullptr) continue;
+    const Mapped m = arch == Arch::X86_64    ? x86_64_reg(name)
+                     : arch == Arch::AArch64 ? aarch64_reg(name)
+                                             : s390x_reg(name);
+    dwarf_[id] = m.dwarf;
+    full_[id] = m.full;
+  }
+}
+
+Decoder::~Decoder() {
+  cs_free(insn_, 1);
+  cs_close(&handle_);
+}
+
+Decoder* Decoder::for_arch(Arch arch) {
+  cs_arch cs;
+  cs_mode mode;
+  switch (arch) {
+    case Arch::X86_64: cs = CS_ARCH_X86, mode = CS_MODE_64; break;
+    case Arch::AArch64: cs = CS_ARCH_ARM64, mode = CS_MODE_ARM; break;
+    case Arch::S390x: cs = CS_ARCH_SYSZ, mode = CS_MODE_BIG_ENDIAN; break;
+    default: return nullptr;
+  }
+  // One per thread: a handle is not safe to share, and opening one per function would cost
+  // more than decoding a small function.
+  thread_local std::array<std::unique_ptr<Decoder>, 3> decoders;
+  auto& slot = decoders[arch == Arch::X86_64 ? 0 : arch == Arch::AArch64 ? 1 : 2];
+  if (!slot) {
+    csh handle = 0;
+    if (cs_open(cs, mode, &handle) != CS_ERR_OK) return nullptr;
+    cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+    slot.reset(new Decoder(arch, handle));
+  }
+  return slot.get();
+}
+
+}  // namespace unwindkit::prologue::detail

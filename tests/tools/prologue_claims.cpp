@@ -1,0 +1,73 @@
+// Prints the prologue analyzer's claims for every SFrame function of an ELF file, one JSON
+// object per line, for test_prologue_oracle.py to hold against the file's .eh_frame CFI as
+// readelf prints it:
+//   {"start":N,"end":N,"explained":B,"stopped":"...","rows":[N,...],
+//    "regions":[{"start":N,"end":N,"saved":[[REG,OFFSET],...],"unchanged":B},...]}
+// (REG a DWARF number, OFFSET from the CFA). The last line is {"functions":N,"seconds":S}:
+// the analyses' own time, for the performance figure.
+//
+// usage: prologue_claims FILE
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/prologue/analyzer.h"
+#include "unwindkit/sframe/function_rows.h"
+#include "unwindkit/sframe/sframe.h"
+
+using namespace unwindkit;
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: prologue_claims FILE\n");
+    return 2;
+  }
+  auto file = elf::ElfFile::open(argv[1]);
+  if (!file) {
+    std::fprintf(stderr, "%s\n", file.error().to_string().c_str());
+    return 1;
+  }
+  const elf::Section* section = file->section(".sframe");
+  if (section == nullptr) {
+    std::fprintf(stderr, "%s: no .sframe\n", argv[1]);
+    return 1;
+  }
+  auto sframe = sframe::decode(section->data, section->addr);
+  if (!sframe) {
+    std::fprintf(stderr, "%s\n", sframe.error().to_string().c_str());
+    return 1;
+  }
+  std::chrono::duration<double> spent{};
+  size_t functions = 0;
+  for (size_t i = 0; i < sframe->fdes.size(); ++i) {
+    const sframe::Fde& fde = sframe->fdes[i];
+    auto rows = sframe::function_rows(*sframe, i);
+    if (!rows || rows->empty()) continue;
+    const Bytes code = file->bytes_at_address(fde.func_start, fde.size);
+    if (code.size() != fde.size) continue;
+    const auto begin = std::chrono::steady_clock::now();
+    const prologue::Analysis a = prologue::analyze(sframe->arch(), code, fde.func_start, *rows);
+    spent += std::chrono::steady_clock::now() - begin;
+    ++functions;
+    nlohmann::json out;
+    out["start"] = fde.func_start;
+    out["end"] = fde.func_end();
+    out["explained"] = a.fully_explained;
+    out["stopped"] = a.stopped ? a.stopped->to_string() : "";
+    out["rows"] = nlohmann::json::array();
+    for (const auto& row : *rows) out["rows"].push_back(row.start);
+    out["regions"] = nlohmann::json::array();
+    for (const prologue::Region& r : a.regions) {
+      nlohmann::json saved = nlohmann::json::array();
+      for (const SavedReg& s : r.saved) saved.push_back({s.reg, s.rule.offset});
+      out["regions"].push_back(
+          {{"start", r.start}, {"end", r.end}, {"saved", saved}, {"unchanged", r.others_unchanged}});
+    }
+    std::cout << out.dump() << '\n';
+  }
+  std::cout << nlohmann::json{{"functions", functions}, {"seconds", spent.count()}}.dump() << '\n';
+  return 0;
+}

@@ -1,0 +1,101 @@
+// The prologue analyzer on AArch64 code. The bytes are what GNU as (aarch64-linux-gnu)
+// produced for the GCC-style assembly quoted beside them; the expected saves are that
+// assembly's CFI as readelf --debug-dump=frames-interp printed it, at every row.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "prologue_support.h"
+
+namespace {
+
+using namespace unwindkit;
+using test::saved_at;
+using test::unchanged_at;
+using Saved = std::map<uint16_t, int64_t>;
+namespace r = reg::aarch64;
+
+constexpr uint64_t kBase = 0x400000;
+
+// 0 stp x29,x30,[sp,#-48]! / 4 mov x29,sp / 8 stp x19,x20,[sp,#16] / c str d8,[sp,#32]
+// 10 mov x19,x0 / 14 bl g / 18 cbz x0,2c / 1c ldr d8,[sp,#32] / 20 ldp x19,x20,[sp,#16]
+// 24 ldp x29,x30,[sp],#48 / 28 ret / 2c mov x0,x19 / 30 bl g / 34 ldr d8,[sp,#32]
+// 38 ldp x19,x20,[sp,#16] / 3c ldp x29,x30,[sp],#48 / 40 ret   (little-endian words)
+const std::vector<uint8_t> kFunction = {
+    0xfd, 0x7b, 0xbd, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0xf3, 0x53, 0x01, 0xa9, 0xe8, 0x13, 0x00,
+    0xfd, 0xf3, 0x03, 0x00, 0xaa, 0x00, 0x00, 0x00, 0x94, 0xa0, 0x00, 0x00, 0xb4, 0xe8, 0x13,
+    0x40, 0xfd, 0xf3, 0x53, 0x41, 0xa9, 0xfd, 0x7b, 0xc3, 0xa8, 0xc0, 0x03, 0x5f, 0xd6, 0xe0,
+    0x03, 0x13, 0xaa, 0x00, 0x00, 0x00, 0x94, 0xe8, 0x13, 0x40, 0xfd, 0xf3, 0x53, 0x41, 0xa9,
+    0xfd, 0x7b, 0xc3, 0xa8, 0xc0, 0x03, 0x5f, 0xd6};
+
+// readelf:  LOC CFA    x19  x20  x29  ra   v8
+//           0   sp+0   u    u    u    u    u
+//           4   sp+48  u    u    c-48 c-40 u
+//           c   sp+48  c-32 c-24 c-48 c-40 u
+//           10  sp+48  c-32 c-24 c-48 c-40 c-16
+//           28  sp+0   u    u    u    u    u
+//           2c  sp+48  c-32 c-24 c-48 c-40 c-16
+//           40  sp+0   u    u    u    u    u
+std::vector<prologue::TableRow> rows() {
+  return test::table(Arch::AArch64, kBase, kFunction.size(),
+                     {{0x0, r::sp, 0}, {0x4, r::sp, 48}, {0x28, r::sp, 0}, {0x2c, r::sp, 48},
+                      {0x40, r::sp, 0}});
+}
+
+TEST(PrologueAArch64, StoresPairsAndRestores) {
+  const auto a = prologue::analyze(Arch::AArch64, kFunction, kBase, rows());
+  EXPECT_TRUE(a.fully_explained);
+  EXPECT_FALSE(a.stopped) << a.stopped->to_string();
+  const Saved none{};
+  const Saved frame{{r::x29, -48}};
+  const Saved body{{19, -32}, {20, -24}, {r::x29, -48}, {r::d8, -16}};
+  EXPECT_EQ(saved_at(a, kBase + 0x0), none);
+  EXPECT_EQ(saved_at(a, kBase + 0x4), frame);
+  EXPECT_EQ(saved_at(a, kBase + 0xc), (Saved{{19, -32}, {20, -24}, {r::x29, -48}}));
+  for (uint64_t loc : {0x10, 0x14, 0x18, 0x2c, 0x30}) {
+    SCOPED_TRACE(loc);
+    EXPECT_EQ(saved_at(a, kBase + loc), body);
+  }
+  EXPECT_EQ(saved_at(a, kBase + 0x28), none);
+  EXPECT_EQ(saved_at(a, kBase + 0x40), none);
+  for (uint64_t loc : {0x0, 0x4, 0xc, 0x10, 0x28, 0x2c, 0x40}) {
+    SCOPED_TRACE(loc);
+    EXPECT_TRUE(unchanged_at(a, kBase + loc));  // x21-x28, d9-d15: never written
+  }
+}
+
+TEST(PrologueAArch64, FramePointerBasedRowsAndOffsetStores) {
+  // stp x29,x30,[sp,#-32]! / mov x29,sp / str x21,[x29,#16] / sub sp,sp,#0x1,lsl #12
+  // add sp,sp,#0x1,lsl #12 / ldr x21,[x29,#16] / ldp x29,x30,[sp],#32 / ret
+  // readelf, with GCC's directives (.cfi_def_cfa_register 29 after the mov, .cfi_offset 21
+  // after the str, .cfi_restore after the ldp): 0 sp+0 / 4 sp+32 x29 c-32 / 8 x29+32 /
+  // c x29+32 x21 c-16 / 1c sp+0, all u.
+  const std::vector<uint8_t> code = {
+      0xfd, 0x7b, 0xbe, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0xb5, 0x0b, 0x00, 0xf9, 0xff, 0x07, 0x40,
+      0xd1, 0xff, 0x07, 0x40, 0x91, 0xb5, 0x0b, 0x40, 0xf9, 0xfd, 0x7b, 0xc2, 0xa8, 0xc0, 0x03,
+      0x5f, 0xd6};
+  const auto t = test::table(Arch::AArch64, kBase, code.size(),
+                             {{0x0, r::sp, 0}, {0x4, r::sp, 32}, {0x8, r::x29, 32}, {0x1c, r::sp, 0}});
+  const auto a = prologue::analyze(Arch::AArch64, code, kBase, t);
+  EXPECT_TRUE(a.fully_explained) << a.stopped->to_string();
+  EXPECT_EQ(saved_at(a, kBase + 0xc), (Saved{{21, -16}, {r::x29, -32}}));
+  EXPECT_EQ(saved_at(a, kBase + 0x14), (Saved{{21, -16}, {r::x29, -32}}));
+  EXPECT_EQ(saved_at(a, kBase + 0x1c), Saved{});
+}
+
+TEST(PrologueAArch64, UnmodelledStackPointerWriteStopsAtTheNextRow) {
+  // stp x29,x30,[sp,#-16]! / mov x9,#32 / sub sp,sp,x9 / ret  with a row at 0xc saying sp+48:
+  // the code cannot tell SP there.
+  const std::vector<uint8_t> code = {0xfd, 0x7b, 0xbf, 0xa9, 0x09, 0x04, 0x80, 0xd2,
+                                     0xff, 0x63, 0x29, 0xcb, 0xc0, 0x03, 0x5f, 0xd6};
+  const auto t = test::table(Arch::AArch64, kBase, code.size(),
+                             {{0x0, r::sp, 0}, {0x4, r::sp, 16}, {0xc, r::sp, 48}});
+  const auto a = prologue::analyze(Arch::AArch64, code, kBase, t);
+  EXPECT_FALSE(a.fully_explained);
+  EXPECT_TRUE(a.stopped);
+  EXPECT_EQ(saved_at(a, kBase + 0x4), (Saved{{r::x29, -16}}));
+  EXPECT_EQ(saved_at(a, kBase + 0xc), Saved{});
+  EXPECT_FALSE(unchanged_at(a, kBase + 0x4));
+}
+
+}  // namespace
