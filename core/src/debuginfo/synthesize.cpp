@@ -7,9 +7,13 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 
 #include "unwindkit/elf/side_file.h"
+#include "unwindkit/prologue/lower.h"
+#include "unwindkit/sframe/function_rows.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
@@ -99,18 +103,57 @@ void add_trace(const elf::ElfFile& module, elf::SideFileSpec& spec,
 
 }  // namespace
 
-std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section) {
+namespace {
+
+// A function's rows with the prologue analyzer's findings: a row at every SFrame row start
+// and wherever what the code proves changes (a save between two rows).
+dwarf::CfiFunction analyzed_function(const elf::ElfFile& module, const sframe::Fde& fde,
+                                     std::span<const prologue::TableRow> rows) {
+  dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
+  const prologue::Analysis analysis = prologue::analyze_function(
+      module, rows.front().rule.arch, fde.func_start, fde.func_end(), rows);
+  std::set<uint64_t> starts;
+  for (const prologue::TableRow& row : rows) starts.insert(row.start);
+  for (const prologue::Region& region : analysis.regions) starts.insert(region.start);
+  for (uint64_t address : starts) {
+    if (address < fde.func_start || address >= fde.func_end()) continue;
+    auto row = std::find_if(rows.rbegin(), rows.rend(), [&](const prologue::TableRow& r) {
+      return r.start <= address && address < r.end;
+    });
+    if (row == rows.rend()) continue;
+    UnwindRule rule = row->rule;
+    prologue::lower(analysis.at(address), rule);
+    fn.rows.push_back({address, std::move(rule)});
+  }
+  return fn;
+}
+
+}  // namespace
+
+std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
+                                              const elf::ElfFile& module) {
   std::vector<dwarf::CfiFunction> out;
-  for (const sframe::Fde& fde : section.fdes) {
+  for (size_t i = 0; i < section.fdes.size(); ++i) {
+    const sframe::Fde& fde = section.fdes[i];
+    if (!fde.pcmask()) {
+      if (auto rows = sframe::function_rows(section, i); rows && !rows->empty()) {
+        if (auto fn = analyzed_function(module, fde, *rows); !fn.rows.empty())
+          out.push_back(std::move(fn));
+        continue;
+      }
+    }
     dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
     const uint32_t rep = fde.pcmask() ? section.rep_size(fde) : 0;
     const uint32_t blocks = rep != 0 ? (fde.size + rep - 1) / rep : 1;
+    const bool plt = prologue::in_plt(module, fde.func_start);
     for (uint32_t block = 0; block < blocks; ++block) {
       for (const sframe::Fre& fre : fde.fres) {
         const uint64_t address = fde.func_start + uint64_t{block} * rep + fre.start_offset;
         if (address >= fde.func_end()) continue;
         auto rule = sframe::lookup(section, address);
-        if (rule && *rule) fn.rows.push_back({address, **rule});
+        if (!rule || !*rule) continue;
+        if (plt) (*rule)->unlisted = Unlisted::Unchanged;
+        fn.rows.push_back({address, **rule});
       }
     }
     if (!fn.rows.empty()) out.push_back(std::move(fn));
@@ -139,7 +182,7 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
   add_trace(module, spec, routines, out.left_out);
 
   if (auto sframe = options.unwind ? usable_sframe(module, out.left_out) : std::nullopt) {
-    std::vector<dwarf::CfiFunction> functions = cfi_functions(*sframe);
+    std::vector<dwarf::CfiFunction> functions = cfi_functions(*sframe, module);
     if (auto rule = unwind::entry_point_rule(module)) {
       dwarf::CfiFunction fn{rule->func_start, rule->func_end, {{rule->func_start, *rule}}};
       functions.insert(std::upper_bound(functions.begin(), functions.end(), fn,

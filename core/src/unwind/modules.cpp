@@ -9,6 +9,7 @@
 
 #include "unwindkit/compact_unwind/lookup.h"
 #include "unwindkit/elf/constants.h"
+#include "unwindkit/prologue/lower.h"
 #include "unwindkit/compact_unwind/report.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/validate.h"
@@ -242,8 +243,30 @@ Result<std::optional<UnwindRule>> Module::sframe_rule(uint64_t pc) {
   if (!*s) return std::optional<UnwindRule>();
   const uint64_t b = bias();
   auto r = (*s)->lookup(pc - b);
-  if (!r) return r;
+  if (!r || !*r) return r;
+  add_code_saves(**s, pc - b, **r);
   return relocate(std::move(*r), b);
+}
+
+void Module::add_code_saves(const sframe::Index& index, uint64_t at, UnwindRule& rule) {
+  if (rule.outermost()) return;
+  auto file = elf();
+  if (!file) return;
+  if (prologue::in_plt(**file, rule.func_start)) {
+    rule.unlisted = Unlisted::Unchanged;
+    return;
+  }
+  auto it = analyses_.find(rule.func_start);
+  if (it == analyses_.end()) {
+    auto rows = index.function_rows(at);
+    it = analyses_
+             .emplace(rule.func_start,
+                      rows ? prologue::analyze_function(**file, rule.arch, rule.func_start,
+                                                        rule.func_end, *rows)
+                           : prologue::Analysis{})
+             .first;
+  }
+  prologue::lower(it->second.at(at), rule);
 }
 
 Result<std::optional<UnwindRule>> Module::entry_point_rule(uint64_t pc) {

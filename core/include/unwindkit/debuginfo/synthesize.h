@@ -45,8 +45,11 @@ struct DebugFile {
 // executable or shared object of an architecture we unwind).
 Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions& options = {});
 
-// Every SFrame row as a CFI row. A PCMASK function (a PLT) repeats its rows every rep_size
-// bytes; each repetition becomes rows of its own.
-std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section);
+// Every SFrame row as a CFI row, with the prologue analyzer's findings from the module's code
+// (prologue/lower.h): the slots of saved callee-saved registers, the others unchanged where the
+// code proves it and undefined where it does not. A PCMASK function (a PLT) repeats its rows
+// every rep_size bytes; each repetition becomes rows of its own.
+std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
+                                              const elf::ElfFile& module);
 
 }  // namespace unwindkit::debuginfo

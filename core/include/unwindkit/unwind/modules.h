@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "unwindkit/dwarf/cfi.h"
@@ -22,6 +23,7 @@
 #include "unwindkit/macho/macho_file.h"
 #include "unwindkit/compact_unwind/tables.h"
 #include "unwindkit/error.h"
+#include "unwindkit/prologue/analyzer.h"
 #include "unwindkit/rules.h"
 #include "unwindkit/sframe/index.h"
 #include "unwindkit/unwind/core_file.h"
@@ -91,6 +93,8 @@ class Module {
   // Rules at runtime address `pc` (func_start/func_end in runtime addresses too);
   // nullopt when the table has no entry for it or the module has no such table.
   Result<std::optional<UnwindRule>> cfi_rule(uint64_t pc);
+  // SFrame's rule with the prologue analyzer's findings (prologue/lower.h): the slots the
+  // code saved callee-saved registers in, and whether the others are proven unchanged.
   Result<std::optional<UnwindRule>> sframe_rule(uint64_t pc);
   // Compact unwind, with its DWARF handover: a DWARF-mode entry's rule comes from the image's
   // __eh_frame. Encoding 0 (no information) is nullopt, for other sources to try.
@@ -116,6 +120,9 @@ class Module {
   std::optional<Result<std::unique_ptr<macho::MachOFile>>> macho_;
   std::optional<Result<std::unique_ptr<compact_unwind::SliceTables>>> compact_unwind_;
   std::optional<std::optional<UnwindRule>> entry_point_;  // link-time addresses
+  // The prologue analysis of each SFrame function asked about, by link-time start: made once.
+  std::unordered_map<uint64_t, prologue::Analysis> analyses_;
+  void add_code_saves(const sframe::Index& index, uint64_t at, UnwindRule& rule);
 };
 
 class ModuleMap {

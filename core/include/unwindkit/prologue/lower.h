@@ -1,0 +1,30 @@
+// The prologue analyzer's findings (analyzer.h) lowered into an SFrame rule, the one place
+// they join the rule model: the walker (Module::sframe_rule), the GDB unwinder through it,
+// and the synthesized CFI of side files (debuginfo::cfi_functions) all take them from here.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "unwindkit/bytes.h"
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/prologue/analyzer.h"
+#include "unwindkit/rules.h"
+
+namespace unwindkit::prologue {
+
+// Adds `region`'s slots to `rule.saved` (SFrame's own FP and RA rules stay: the table states
+// them) and sets `rule.unlisted` from what the code proved. No region (the analysis does not
+// reach this pc): the rule is left as it is, its unproven registers unavailable.
+void lower(const Region* region, UnwindRule& rule);
+
+// PLT stubs (`.plt`, `.plt.sec`, `.plt.got`) only jump: they touch no callee-saved register,
+// which the ABI's lazy-binding contract guarantees. For an SFrame PCMASK function there.
+bool in_plt(const elf::ElfFile& file, uint64_t address);
+
+// The analysis of the function [start, end) of `file` against its rows; the code bytes come
+// from the file, as the tables do. An empty Analysis when the file does not hold the code.
+Analysis analyze_function(const elf::ElfFile& file, Arch arch, uint64_t start, uint64_t end,
+                          std::span<const TableRow> rows);
+
+}  // namespace unwindkit::prologue

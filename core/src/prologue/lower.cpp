@@ -1,0 +1,34 @@
+// Lowering the prologue analyzer's findings into SFrame rules (lower.h).
+#include "unwindkit/prologue/lower.h"
+
+#include <algorithm>
+
+namespace unwindkit::prologue {
+
+void lower(const Region* region, UnwindRule& rule) {
+  if (region == nullptr || rule.outermost()) return;
+  const ArchInfo& arch = arch_info(rule.arch);
+  for (const SavedReg& s : region->saved) {
+    if (s.reg == arch.fp || s.reg == arch.ra || s.reg == arch.sp) continue;
+    const bool listed = std::any_of(rule.saved.begin(), rule.saved.end(),
+                                    [&](const SavedReg& t) { return t.reg == s.reg; });
+    if (!listed) rule.saved.push_back(s);
+  }
+  rule.unlisted = region->others_unchanged ? Unlisted::Unchanged : Unlisted::Unavailable;
+}
+
+bool in_plt(const elf::ElfFile& file, uint64_t address) {
+  return std::any_of(file.sections().begin(), file.sections().end(), [&](const elf::Section& s) {
+    return address >= s.addr && address - s.addr < s.size && s.name.starts_with(".plt");
+  });
+}
+
+Analysis analyze_function(const elf::ElfFile& file, Arch arch, uint64_t start, uint64_t end,
+                          std::span<const TableRow> rows) {
+  if (end <= start) return {};
+  const Bytes code = file.bytes_at_address(start, end - start);
+  if (code.size() != end - start) return {};
+  return analyze(arch, code, start, rows);
+}
+
+}  // namespace unwindkit::prologue
