@@ -114,7 +114,12 @@ py::object unwind_pending_frame(FrameEngine& engine, py::object pending_frame,
                       [r](const SavedReg& s) { return s.reg == r; }))
         continue;
       const py::object& id = id_of(*regs, r);
-      add(id, read_register(id));
+      try {
+        // Only a value this frame has: one <not saved> here stays so in the caller (GDB
+        // fails the whole frame when handed an unavailable value).
+        add(id, gdb_value(bits(read_register(id))));
+      } catch (const py::error_already_set&) {
+      }
     }
   }
   return info;
