@@ -100,7 +100,8 @@ def threads(lines, folders):
     if not lwps:
         return []
     rank = {str(lwp): f"<thread {i}>" for i, lwp in enumerate(lwps)}
-    number = re.compile(r"\b(" + "|".join(rank) + r")\b")
+    # After "LWP ", "/" (.reg-xstate/LWP) or "=" (an argument): never a frame number.
+    number = re.compile(r"(?:(?<=LWP )|(?<=/)|(?<==))(" + "|".join(rank) + r")\b")
     normalized = []
     for block in sorted(blocks, key=lambda b: int(_THREAD.match(b[0]).group(1))):
         block[0] = _THREAD_NUMBER.sub("Thread ", block[0])
