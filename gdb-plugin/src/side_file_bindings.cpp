@@ -20,8 +20,10 @@ bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionByte
   auto section = sframe::decode(bytes.bytes, bytes.address);
   if (!section) return false;
   for (const sframe::Fde& fde : section->fdes) {
-    auto rule = module.cfi_rule(fde.func_start);  // bias 0: run-time = link-time address
-    if (!rule || !*rule) return true;
+    // bias 0: run-time = link-time address. An error is CFI we cannot lower (a PLT's CFA
+    // expression), but CFI GDB has: a side file there would override the file's own.
+    auto rule = module.cfi_rule(fde.func_start);
+    if (rule && !*rule) return true;
   }
   return false;
 }

@@ -8,8 +8,9 @@ equal, line for line, GDB with the plugin on the "stripd" copy (symbols and `.eh
 stripped, `.sframe` kept):
 - x86_64 cores of the stripped copy (SFrame v1, binutils 2.40) and of its v2 and v3 twins
   (truth/twins.py, the stripped copy's core), the shared-library case included;
-- x86_64 live: each copy run under GDB to the crash (`run`);
-- AArch64 cores (static, crashed under qemu-aarch64) in gdb-multiarch.
+- AArch64 cores (static, crashed under qemu-aarch64) in gdb-multiarch;
+- live: each copy run under GDB to the crash (x86_64 `run`; AArch64 under qemu-aarch64's GDB
+  stub, `target remote` + `continue`).
 Core runs source the plugin after the files load, live runs before (both paths attach side
 files). Normalized: thread LWP numbers (threads pair by creation order), GDB's thread numbers (they
 follow the order threads reach the core) and the copies' folders. Threads whose frame #0 differs
@@ -23,6 +24,7 @@ alone), to show what the check catches.
 import dataclasses
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -33,7 +35,8 @@ from test_gdb_cores import plugin_path  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
 
 MARK = "@@UNWINDKIT-BT"
-_THREAD = re.compile(r"^Thread \d+ \(.*\b(?:LWP|process) (\d+)\)")
+# `Thread N (... (LWP 123))` (native), `Thread N (Thread 1.123 (CPU#0 ...))` (qemu's stub).
+_THREAD = re.compile(r"^Thread \d+ \(.*?\b(?:LWP |process |Thread \d+\.)(\d+)\b")
 _THREAD_NUMBER = re.compile(r"^Thread \d+ ")
 _FRAME = re.compile(r"^#\d+\s")
 
@@ -50,8 +53,33 @@ class Row:
     problem: str = ""
 
 
-def run_bt(gdb, exe, core, env, plugin, live, early=(), side_files_off=False):
-    """`thread apply all bt` lines of one GDB run on `exe` with `core`, or live to the crash."""
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_bt(arch, exe, core, env, plugin, live, early=(), side_files_off=False):
+    """`thread apply all bt` lines of one GDB run on `exe` with `core`, or live to the crash
+    (under qemu's GDB stub for AArch64, run as truth/cores.py runs it for a core)."""
+    runner = None
+    if live and arch.runner:
+        port = _free_port()
+        runner = subprocess.Popen(["env", "-i", truth.tools.need("setarch"), "-R",
+                                   truth.tools.need(arch.runner[0]), *arch.runner[1:], "-g",
+                                   str(port), "./" + os.path.basename(exe)],
+                                  cwd=os.path.dirname(exe), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+    try:
+        return _gdb_bt(truth.tools.need(arch.gdb), exe, core, env, plugin, live, early,
+                       side_files_off, f"target remote 127.0.0.1:{port}" if runner else "run")
+    finally:
+        if runner:
+            runner.kill()
+            runner.wait()
+
+
+def _gdb_bt(gdb, exe, core, env, plugin, live, early, side_files_off, start):
     cmd = [gdb, "-batch", "-nx", "-iex", "set pagination off", "-iex", "set width 0",
            "-iex", "set startup-with-shell off"]
     for c in early:
@@ -68,7 +96,9 @@ def run_bt(gdb, exe, core, env, plugin, live, early=(), side_files_off=False):
     if plugin and not source_first:
         cmd += ["-ex", f"source {plugin_path()}"]
     if live:
-        cmd += ["-ex", "run"]
+        cmd += ["-ex", start]
+        if start != "run":
+            cmd += ["-ex", "continue"]
     cmd += ["-ex", f"echo {MARK}\\n", "-ex", "thread apply all bt"]
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=900,
                        env=env, cwd=os.path.dirname(exe))
@@ -100,8 +130,9 @@ def threads(lines, folders):
     if not lwps:
         return []
     rank = {str(lwp): f"<thread {i}>" for i, lwp in enumerate(lwps)}
-    # After "LWP ", "/" (.reg-xstate/LWP) or "=" (an argument): never a frame number.
-    number = re.compile(r"(?:(?<=LWP )|(?<=/)|(?<==))(" + "|".join(rank) + r")\b")
+    # After "LWP ", "." (qemu's pid.tid), "/" (.reg-xstate/LWP) or "=" (an argument): never
+    # a frame number.
+    number = re.compile(r"(?:(?<=LWP )|(?<=\.)|(?<=/)|(?<==))(" + "|".join(rank) + r")\b")
     normalized = []
     for block in sorted(blocks, key=lambda b: int(_THREAD.match(b[0]).group(1))):
         block[0] = _THREAD_NUMBER.sub("Thread ", block[0])
@@ -135,11 +166,10 @@ def compare(row, oracle, ours):
 
 def check_program(arch, case, work, src, env, side_files_off):
     pair = truth.build_pair(case, arch, work, src)
-    gdb = truth.tools.need(arch.gdb)
     stripped_core = truth.make_core(pair.stripped, arch)
     oracle_core = truth.make_core(pair.eh_frame, arch)
     folders = [(pair.stripped.dir, "<copy>"), (pair.eh_frame.dir, "<copy>")]
-    oracle = threads(run_bt(gdb, pair.eh_frame.exe, oracle_core, env, False, False), folders)
+    oracle = threads(run_bt(arch, pair.eh_frame.exe, oracle_core, env, False, False), folders)
     runs = [("v1 core", pair.stripped.exe, stripped_core, (), [])]
     if arch is truth.X86_64:
         for twin in make_twins(pair.stripped):
@@ -151,17 +181,16 @@ def check_program(arch, case, work, src, env, side_files_off):
     rows = []
     for variant, exe, core, early, extra in runs:
         row = Row(arch.name, case.name, variant)
-        ours = threads(run_bt(gdb, exe, core, env, True, False, early, side_files_off),
+        ours = threads(run_bt(arch, exe, core, env, True, False, early, side_files_off),
                        extra + folders + [(os.path.dirname(exe), "<copy>")])
         compare(row, oracle, ours)
         rows.append(row)
-    if arch is truth.X86_64:
-        row = Row(arch.name, case.name, "v1 live")
-        live_oracle = threads(run_bt(gdb, pair.eh_frame.exe, None, env, False, True), folders)
-        ours = threads(run_bt(gdb, pair.stripped.exe, None, env, True, True,
-                              side_files_off=side_files_off), folders)
-        compare(row, live_oracle, ours)
-        rows.append(row)
+    row = Row(arch.name, case.name, "v1 live")
+    live_oracle = threads(run_bt(arch, pair.eh_frame.exe, None, env, False, True), folders)
+    ours = threads(run_bt(arch, pair.stripped.exe, None, env, True, True,
+                          side_files_off=side_files_off), folders)
+    compare(row, live_oracle, ours)
+    rows.append(row)
     return rows
 
 
