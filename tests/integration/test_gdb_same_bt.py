@@ -35,6 +35,7 @@ from test_gdb_cores import plugin_path  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
 
 MARK = "@@UNWINDKIT-BT"
+STATUS_MARK = "@@UNWINDKIT-STATUS"
 # `Thread N (... (LWP 123))` (native), `Thread N (Thread 1.123 (CPU#0 ...))` (qemu's stub).
 _THREAD = re.compile(r"^Thread \d+ \(.*?\b(?:LWP |process |Thread \d+\.)(\d+)\b")
 _THREAD_NUMBER = re.compile(r"^Thread \d+ ")
@@ -60,8 +61,9 @@ def _free_port():
 
 
 def run_bt(arch, exe, core, env, plugin, live, early=(), side_files_off=False):
-    """`thread apply all bt` lines of one GDB run on `exe` with `core`, or live to the crash
-    (under qemu's GDB stub for AArch64, run as truth/cores.py runs it for a core)."""
+    """(`thread apply all bt` lines, `unwindkit status` text or "") of one GDB run on `exe`
+    with `core`, or live to the crash (under qemu's GDB stub for AArch64, run as
+    truth/cores.py runs it for a core)."""
     runner = None
     if live and arch.runner:
         port = _free_port()
@@ -100,6 +102,8 @@ def _gdb_bt(gdb, exe, core, env, plugin, live, early, side_files_off, start):
         if start != "run":
             cmd += ["-ex", "continue"]
     cmd += ["-ex", f"echo {MARK}\\n", "-ex", "thread apply all bt"]
+    if plugin:
+        cmd += ["-ex", f"echo {STATUS_MARK}\\n", "-ex", "unwindkit status"]
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=900,
                        env=env, cwd=os.path.dirname(exe))
     if "Traceback" in p.stderr or "Python Exception" in p.stderr:
@@ -107,7 +111,8 @@ def _gdb_bt(gdb, exe, core, env, plugin, live, early, side_files_off, start):
     if MARK not in p.stdout:
         raise RuntimeError(f"GDB printed no backtrace: {' '.join(cmd)}\n{p.stdout[-1000:]}\n"
                            f"{p.stderr[-1000:]}")
-    return p.stdout.split(MARK + "\n", 1)[1].splitlines()
+    bt, _, status = p.stdout.split(MARK + "\n", 1)[1].partition(STATUS_MARK + "\n")
+    return bt.splitlines(), status
 
 
 def threads(lines, folders):
@@ -164,33 +169,45 @@ def compare(row, oracle, ours):
         row.problem = first_diff
 
 
+def side_file_problem(status, exe, want_side_file):
+    """'' if `unwindkit status` says `exe` got a side file exactly when it should."""
+    block = status.split(f"  {exe}\n", 1)[-1].split("\n  /", 1)[0] if exe in status else ""
+    if not block:
+        return f"unwindkit status does not list {exe}:\n{status}"
+    has = re.search(r"^    side file ", block, re.MULTILINE) is not None
+    if has != want_side_file:
+        return f"unwindkit status: side file {'expected' if want_side_file else 'unexpected'}:\n" \
+               f"{block}"
+    return ""
+
+
 def check_program(arch, case, work, src, env, side_files_off):
     pair = truth.build_pair(case, arch, work, src)
     stripped_core = truth.make_core(pair.stripped, arch)
     oracle_core = truth.make_core(pair.eh_frame, arch)
     folders = [(pair.stripped.dir, "<copy>"), (pair.eh_frame.dir, "<copy>")]
-    oracle = threads(run_bt(arch, pair.eh_frame.exe, oracle_core, env, False, False), folders)
-    runs = [("v1 core", pair.stripped.exe, stripped_core, (), [])]
+    # A stripped copy that kept .eh_frame (cxx_terminate) has CFI wherever it has SFrame.
+    want_side_file = not (case.keep_eh_frame or side_files_off)
+
+    def plugin_row(variant, oracle, exe, core, early=(), extra=()):
+        row = Row(arch.name, case.name, variant)
+        lines, status = run_bt(arch, exe, core, env, True, core is None, early, side_files_off)
+        compare(row, oracle, threads(lines, [*extra, *folders, (os.path.dirname(exe), "<copy>")]))
+        row.problem = row.problem or side_file_problem(status, exe, want_side_file)
+        return row
+
+    oracle = threads(run_bt(arch, pair.eh_frame.exe, oracle_core, env, False, False)[0], folders)
+    rows = [plugin_row("v1 core", oracle, pair.stripped.exe, stripped_core)]
     if arch is truth.X86_64:
         for twin in make_twins(pair.stripped):
-            early, extra = (), []
+            early, extra = (), ()
             if twin.bt_args:  # the twin's libraries under a sysroot at the core's paths
                 sysroot = twin.bt_args[1]
-                early, extra = (f"set sysroot {sysroot}",), [(sysroot, "")]
-            runs.append((f"{twin.label} core", twin.build.exe, stripped_core, early, extra))
-    rows = []
-    for variant, exe, core, early, extra in runs:
-        row = Row(arch.name, case.name, variant)
-        ours = threads(run_bt(arch, exe, core, env, True, False, early, side_files_off),
-                       extra + folders + [(os.path.dirname(exe), "<copy>")])
-        compare(row, oracle, ours)
-        rows.append(row)
-    row = Row(arch.name, case.name, "v1 live")
-    live_oracle = threads(run_bt(arch, pair.eh_frame.exe, None, env, False, True), folders)
-    ours = threads(run_bt(arch, pair.stripped.exe, None, env, True, True,
-                          side_files_off=side_files_off), folders)
-    compare(row, live_oracle, ours)
-    rows.append(row)
+                early, extra = (f"set sysroot {sysroot}",), ((sysroot, ""),)
+            rows.append(plugin_row(f"{twin.label} core", oracle, twin.build.exe, stripped_core,
+                                   early, extra))
+    live_oracle = threads(run_bt(arch, pair.eh_frame.exe, None, env, False, True)[0], folders)
+    rows.append(plugin_row("v1 live", live_oracle, pair.stripped.exe, None))
     return rows
 
 
