@@ -13,15 +13,17 @@ namespace unwindkit::gdb {
 namespace {
 
 // Whether some SFrame function has no CFI in the module or its debug files: only then does
-// GDB need the side file. A program that kept `.eh_frame` has CFI wherever it has SFrame; a
-// static program linked from objects without `.eh_frame` has libc's CFI but none for its own
-// functions.
+// GDB need the side file. Measured with GDB 13: where both have a function, it unwinds with
+// the side file's `.debug_frame` rather than the file's own `.eh_frame`, which knows more
+// (callee-saved registers). A program that kept `.eh_frame` has CFI wherever it has SFrame;
+// a static program linked from objects without `.eh_frame` has libc's CFI but none for its
+// own functions.
 bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionBytes& bytes) {
   auto section = sframe::decode(bytes.bytes, bytes.address);
   if (!section) return false;
   for (const sframe::Fde& fde : section->fdes) {
     // bias 0: run-time = link-time address. An error is CFI we cannot lower (a PLT's CFA
-    // expression), but CFI GDB has: a side file there would override the file's own.
+    // expression), but CFI GDB has.
     auto rule = module.cfi_rule(fde.func_start);
     if (rule && !*rule) return true;
   }

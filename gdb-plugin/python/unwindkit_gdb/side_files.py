@@ -33,6 +33,8 @@ def _store(data, build_id):
     a rebuilt module, or a newer unwindkit making a different file, never meets a stale one."""
     folder = _cache_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
+    if os.stat(folder).st_uid != os.getuid():  # GDB would load whatever its owner put there
+        raise PermissionError(f"{folder} belongs to another user")
     digest = hashlib.sha256(data).hexdigest()[:32]
     path = os.path.join(folder, f"{build_id.hex() or 'no-build-id'}-{digest}.gdb.debug")
     if not os.path.isfile(path):
