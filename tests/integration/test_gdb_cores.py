@@ -29,6 +29,11 @@ def plugin_path():
     return path
 
 
+# The plugin's side files (gdb-plugin/README.md) go here, not into the user's cache; removed
+# when the test ends.
+_SIDE_FILES = tempfile.TemporaryDirectory(prefix="uk-gdb-side-files-")
+
+
 def python_unwinder_only():
     """`early` commands for run_gdb(..., plugin=False): the plugin sourced before the files
     load, attaching no side files, so its Python unwinder does every frame it covers."""
@@ -53,7 +58,8 @@ def run_gdb(gdb, exe, core=None, commands=(), plugin=True, before=(), script=Non
         cmd += ["-x", script]
     for c in commands:
         cmd += ["-ex", c]
-    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout)
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                       env=dict(os.environ, UNWINDKIT_CACHE_DIR=_SIDE_FILES.name))
     if "Traceback" in p.stderr or "Python Exception" in p.stderr:
         raise RuntimeError(f"Python error inside GDB: {' '.join(cmd)}\n{p.stderr}")
     return p.stdout
