@@ -18,7 +18,7 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
   struct Args {
     server::ServerOptions server;
     std::string cache_dir;
-    std::string names = "lldb";
+    std::string names = "auto";
     uint64_t max_file_mib = 512;
     std::vector<std::string> paths;
   };
@@ -33,8 +33,9 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cache", args->cache_dir, "Folder keeping synthesized files across restarts");
   cmd->add_option("--names", args->names,
                   "Names of functions known only from SFrame: lldb (___lldb_unnamed_symbol_ADDR, "
-                  "as LLDB names them) or none (GDB then shows its `?? ()`)")
-      ->check(CLI::IsMember({"lldb", "none"}))
+                  "as LLDB names them), none (GDB then shows its `?? ()`) or auto (none for GDB, "
+                  "told by libdebuginfod's User-Agent, lldb for other clients)")
+      ->check(CLI::IsMember({"auto", "lldb", "none"}))
       ->capture_default_str();
   cmd->add_option("--threads", args->server.threads, "Requests served at once")
       ->check(CLI::Range(1, 1024))
@@ -54,12 +55,12 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
     for (const std::string& note : notes) fmt::print(stderr, "unwindkit: {}\n", note);
     fmt::print(stderr, "unwindkit: indexed {} modules\n", index.size());
 
-    debuginfo::SynthesizeOptions synthesize;
-    synthesize.fallback_names =
-        args->names == "lldb" ? debuginfo::FallbackNames::Lldb : debuginfo::FallbackNames::None;
+    if (args->names != "auto")
+      args->server.names =
+          args->names == "lldb" ? debuginfo::FallbackNames::Lldb : debuginfo::FallbackNames::None;
     std::optional<std::filesystem::path> cache_dir;
     if (!args->cache_dir.empty()) cache_dir = args->cache_dir;
-    server::DebugFileCache cache(cache_dir, synthesize);
+    server::DebugFileCache cache(cache_dir, {});
     server::DebuginfodServer http(index, cache, args->server);
     auto port = http.bind();
     if (!port) {

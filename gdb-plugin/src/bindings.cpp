@@ -10,6 +10,7 @@
 #include "gdb_registers.h"
 #include "pending_frame.h"
 #include "python_memory.h"
+#include "side_file_bindings.h"
 #include "trace_table.h"
 #include "unwindkit/file_report.h"
 #include "unwindkit/sframe/constants.h"
@@ -238,4 +239,5 @@ PYBIND11_MODULE(_unwindkit, m) {
   bind_trace(m);
   add_cbf_bindings(m);
   add_compact_unwind_bindings(m);
+  add_side_file_bindings(m);
 }

@@ -79,9 +79,10 @@ DebugFileCache::DebugFileCache(std::optional<std::filesystem::path> dir,
 }
 
 // Build-id and content: a rebuilt file with a reused build-id gets a file of its own.
-std::string DebugFileCache::key(const IndexedModule& module) const {
+std::string DebugFileCache::key(const IndexedModule& module,
+                                const debuginfo::SynthesizeOptions& options) {
   return fmt::format("{}-{}.v{}.{}", module.build_id, module.content_hash.substr(0, 32), kFormat,
-                     options_.fallback_names == debuginfo::FallbackNames::Lldb ? "lldb" : "plain");
+                     options.fallback_names == debuginfo::FallbackNames::Lldb ? "lldb" : "plain");
 }
 
 std::optional<CachedFile> DebugFileCache::load(const std::string& key) const {
@@ -101,22 +102,26 @@ void DebugFileCache::store(const std::string& key, const CachedFile& file) const
     write_atomically(*dir_ / (key + kNothingSuffix), file.note);
 }
 
-CachedFile DebugFileCache::load_or_make(const IndexedModule& module, const std::string& key,
-                                        CacheSource& source) {
+CachedFile DebugFileCache::load_or_make(const IndexedModule& module,
+                                        const debuginfo::SynthesizeOptions& options,
+                                        const std::string& key, CacheSource& source) {
   if (auto cached = load(key)) {
     source = CacheSource::Disk;
     return *cached;
   }
   source = CacheSource::Made;
   bool durable = false;
-  CachedFile file = synthesize_file(module, options_, durable);
+  CachedFile file = synthesize_file(module, options, durable);
   ++made_;
   if (durable) store(key, file);
   return file;
 }
 
-CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source) {
-  const std::string k = key(module);
+CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source,
+                               debuginfo::FallbackNames names) {
+  debuginfo::SynthesizeOptions options = options_;
+  options.fallback_names = names;
+  const std::string k = key(module, options);
   std::shared_future<CachedFile> future;
   std::optional<std::promise<CachedFile>> promise;  // set when this request makes the file
   {
@@ -131,7 +136,7 @@ CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source)
   }
   CachedFile file;
   try {
-    file = load_or_make(module, k, source);
+    file = load_or_make(module, options, k, source);
   } catch (const std::exception& e) {  // out of memory: a 404 for this request, not a crash
     file = {nullptr, e.what()};
   }

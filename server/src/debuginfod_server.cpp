@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <string_view>
 
 namespace unwindkit::server {
 namespace {
@@ -21,6 +22,8 @@ constexpr const char* kCacheHeader = "X-Unwindkit-Cache";
 // The body may be compressed by the time the logger sees it: the reason travels as a header.
 constexpr const char* kReasonHeader = "X-Unwindkit-Reason";
 constexpr const char* kElfType = "application/octet-stream";
+// libdebuginfod's User-Agent starts so: the client is GDB (or another elfutils tool).
+constexpr std::string_view kElfutilsAgent = "elfutils/";
 
 // The reason for a non-200 answer: in the body for the client, in the log line. It never names
 // a path on this machine (the request's build-id says which module it is).
@@ -63,10 +66,17 @@ struct DebuginfodServer::Impl {
       return;
     }
     CacheSource source = CacheSource::Made;
-    CachedFile file = cache.get(*module, source);
+    CachedFile file = cache.get(*module, source, names_for(req));
     res.set_header(kCacheHeader, std::string(cache_source_name(source)));
     if (!file.bytes) return refuse(res, 404, file.note);
     res.set_content(file.bytes->data(), file.bytes->size(), kElfType);
+  }
+
+  debuginfo::FallbackNames names_for(const httplib::Request& req) const {
+    if (options.names) return *options.names;
+    return req.get_header_value("User-Agent").starts_with(kElfutilsAgent)
+               ? debuginfo::FallbackNames::None
+               : debuginfo::FallbackNames::Lldb;
   }
 
   static void log(const httplib::Request& req, const httplib::Response& res) {

@@ -85,7 +85,9 @@ def gdb(build_dir, exe, core, plugin, timeout, commands=True):
                   "unwindkit trace dump", "unwindkit bt"):
             cmd += ["-ex", c]
     cmd += ["-ex", f"echo {ALIVE}\\n"]
-    rc, out = _execute(cmd, timeout)
+    # The plugin's side files go beside the core, not into the user's cache.
+    cache = os.path.join(os.path.dirname(core), "gdb-cache")
+    rc, out = _execute(cmd, timeout, env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache))
     bt = out.split("@@BT\n", 1)[-1].split("@@END", 1)[0]
     return _classify(rc, out, _frames(bt, _GDB_THREAD, _GDB_FRAME))
 

@@ -5,11 +5,14 @@ For every truth program (tests/programs, built intact and stripped of symbols an
 with .sframe kept, and crashed to cores; see truth/) and the shared fixtures, a server runs on
 a free port over the stripped build's folder and its core. Then:
 - elfutils' `debuginfod-find debuginfo ID` fetches a file that readelf reads, that has
-  `.debug_frame` and the program's build-id; `executable` gives the indexed file byte for byte;
+  `.debug_frame` and the program's build-id, and no `___lldb_unnamed_symbol_` names (GDB's
+  convention, told by libdebuginfod's User-Agent), which a request without one (as LLDB 22
+  sends) gets; `executable` gives the indexed file byte for byte;
   unknown build-ids get 404; malformed ids and traversal attempts get 400/404;
 - GDB (gdb, or gdb-multiarch for AArch64) with `set debuginfod enabled on` and
   DEBUGINFOD_URLS on the stripped core gives every frame's PC of GDB on the intact copy's core
-  (the truth: the intact copy ran separately at the same addresses), no frame more or less;
+  (the truth: the intact copy ran separately at the same addresses), no frame more or less,
+  and no frame named LLDB's way;
   so does each x86_64 program's SFrame v2 and v3 twin (`unwindkit sframe convert`), served
   alone, on the same core;
 - lldb-dap-22 with the server URL in `initCommands` gives, for every thread, the stackTrace
@@ -111,6 +114,18 @@ def check_protocol(server, exe, work):
     frames = truth.run(["readelf", "--debug-dump=frames", path]).stdout
     if frames.count(" FDE ") < 3:
         problems.append(f"the fetched .debug_frame has {frames.count(' FDE ')} FDEs")
+    # Names as each client's debugger gives them: libdebuginfod (GDB's, `User-Agent:
+    # elfutils/...`) gets none for functions known only from SFrame (GDB prints `?? ()`); a
+    # request without a User-Agent, as LLDB 22 sends it, gets `___lldb_unnamed_symbol_ADDR`.
+    if lldb_names(path):
+        problems.append(f"libdebuginfod's request got LLDB's names: {lldb_names(path)[:3]}")
+    status, body = server.get(f"/buildid/{bid}/debuginfo")
+    as_lldb = os.path.join(work, "as-lldb.debug")
+    with open(as_lldb, "wb") as f:
+        f.write(body)
+    if status != 200 or not lldb_names(as_lldb):
+        problems.append(f"a request without User-Agent (LLDB's) got {status} and no "
+                        "___lldb_unnamed_symbol names")
     p = truth.run([find, "executable", bid], env=env, check=False)
     with open(exe, "rb") as a, open(p.stdout.strip() or os.devnull, "rb") as b:
         if p.returncode != 0 or a.read() != b.read():
@@ -131,6 +146,12 @@ def check_protocol(server, exe, work):
     if not any(" 404 " in line and "unknown build-id" in line for line in server.wait_log(1)):
         problems.append(f"no log line for the 404s: {server.log[-5:]}")
     return problems
+
+
+def lldb_names(path):
+    """The `___lldb_unnamed_symbol_ADDR` symbols of a debug file (readelf -s)."""
+    return [line.split()[-1] for line in truth.run(["readelf", "-sW", path]).stdout.splitlines()
+            if "___lldb_unnamed_symbol_" in line]
 
 
 def sframe_offset(path):
@@ -299,6 +320,9 @@ def check_pair(pair, intact_core, stripped_core, work, protocol, result):
                          early=["set debuginfod enabled on"])
         want_pcs = [[pc for pc, _ in t] for t in want]
         problems += compare_stacks(want_pcs, [[pc for pc, _ in t] for t in got], "gdb")
+        lldb_named = sorted({name for t in got for _, name in t if "___lldb_unnamed" in name})
+        if lldb_named:
+            problems.append(f"GDB shows LLDB's names, not its `?? ()`: {lldb_named[:3]}")
         alone = gdb_frames(gdb, pair.stripped.exe, stripped_core,
                            [f"set solib-search-path {pair.stripped.dir}"],
                            dict(os.environ, DEBUGINFOD_URLS=""))

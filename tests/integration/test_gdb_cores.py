@@ -29,9 +29,24 @@ def plugin_path():
     return path
 
 
-def run_gdb(gdb, exe, core=None, commands=(), plugin=True, before=(), script=None, timeout=600):
-    """GDB's stdout for `commands` on exe (+ core), with the plugin sourced first if asked."""
+# The plugin's side files (gdb-plugin/README.md) go here, not into the user's cache; removed
+# when the test ends.
+_SIDE_FILES = tempfile.TemporaryDirectory(prefix="uk-gdb-side-files-")
+
+
+def python_unwinder_only():
+    """`early` commands for run_gdb(..., plugin=False): the plugin sourced before the files
+    load, attaching no side files, so its Python unwinder does every frame it covers."""
+    return (f"source {plugin_path()}", "unwindkit set side-files off")
+
+
+def run_gdb(gdb, exe, core=None, commands=(), plugin=True, before=(), script=None, timeout=600,
+            early=()):
+    """GDB's stdout for `commands` on exe (+ core), with the plugin sourced first if asked;
+    `early` commands run before the files load."""
     cmd = [gdb, "-batch", "-nx", "-ex", "set pagination off", "-ex", "set width 0"]
+    for c in early:
+        cmd += ["-iex", c]
     if plugin:
         cmd += ["-ex", f"source {plugin_path()}"]
     for c in before:
@@ -43,7 +58,8 @@ def run_gdb(gdb, exe, core=None, commands=(), plugin=True, before=(), script=Non
         cmd += ["-x", script]
     for c in commands:
         cmd += ["-ex", c]
-    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout)
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                       env=dict(os.environ, UNWINDKIT_CACHE_DIR=_SIDE_FILES.name))
     if "Traceback" in p.stderr or "Python Exception" in p.stderr:
         raise RuntimeError(f"Python error inside GDB: {' '.join(cmd)}\n{p.stderr}")
     return p.stdout
@@ -138,11 +154,13 @@ def check_pair(gdb, arch, pair, intact_core, stripped_core, before_intact, befor
 
     alone = run_gdb(gdb, pair.stripped.exe, stripped_core, ["echo @@A\\n", "bt"],
                     plugin=False, before=before_stripped)
+    # The Python unwinder alone (no side file for GDB's DWARF unwinder): disabling it must
+    # give GDB alone back.
     toggled = run_gdb(gdb, pair.stripped.exe, stripped_core,
                       ["echo @@I\\n", "info unwinder", "echo @@N\\n", "bt",
                        "disable unwinder global unwindkit", "echo @@D\\n", "bt",
                        "enable unwinder global unwindkit", "echo @@E\\n", "bt"],
-                      before=before_stripped)
+                      plugin=False, before=before_stripped, early=python_unwinder_only())
     listing = toggled.split("@@I\n", 1)[1].split("@@N", 1)[0]
     if not re.search(r"^\s+unwindkit\s*$", listing, re.MULTILINE):
         problems.append(f"info unwinder does not list unwindkit:\n{listing}")

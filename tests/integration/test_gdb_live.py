@@ -1,6 +1,6 @@
 #!/usr/bin/python3.11
 """GDB plugin on a live process: the stripped twin runs under GDB to a breakpoint (by address)
-inside a frameless leaf six calls deep; with the plugin sourced, `bt` there gives the PCs GDB
+inside a frameless leaf six calls deep; with the plugin's Python unwinder, `bt` there gives the PCs GDB
 alone gives on the intact twin at the same point, and `unwindkit status` shows frames claimed.
 The program is built here (-O2 -fomit-frame-pointer -Wa,--gsframe, not PIE so the breakpoint
 address is the link address in both twins)."""
@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_gdb_cores import run_gdb  # noqa: E402
+from test_gdb_cores import python_unwinder_only, run_gdb  # noqa: E402
 
 PROGRAM = r"""
 #define NOINLINE __attribute__((noinline))
@@ -62,8 +62,10 @@ def leaf_breakpoint(intact):
 
 
 def live_bt(exe, address, plugin, extra=()):
+    # The plugin's Python unwinder (no side files): test_gdb_same_bt.py runs live with them.
     out = run_gdb("gdb", exe, commands=[f"break *{address:#x}", "run", "echo @@BT\\n", "bt",
-                                        *extra], plugin=plugin)
+                                        *extra], plugin=False,
+                  early=python_unwinder_only() if plugin else ())
     if "@@BT" not in out:
         raise RuntimeError(f"the breakpoint was not reached:\n{out}")
     bt, rest = out.split("@@BT\n", 1)[1], ""

@@ -1,12 +1,14 @@
 """unwindkit's GDB adapter: GDB state in, the core's tables and stepper, GDB state out.
 
-install() registers the frame unwinder, the `.trace` frame filter, the `unwindkit` commands
-and the objfile events that drop cached tables. Installing again (sourcing the file twice) replaces nothing twice.
+install() registers the frame unwinder, the `.trace` frame filter, the `unwindkit` commands,
+the objfile events that drop cached tables, and the side files (side_files.py) for objfiles
+loaded before and after it. Installing again (sourcing the file twice) replaces nothing twice.
 """
 
 import gdb
 
-from . import cbf_commands, commands, compact_unwind_commands, tables, trace_commands, trace_frames, unwinder
+from . import (cbf_commands, commands, compact_unwind_commands, tables, trace_commands,
+               trace_frames, unwinder)
 
 _installed = False
 
@@ -16,8 +18,20 @@ def install():
     if _installed:
         return
     state = tables.TableState()
-    gdb.events.new_objfile.connect(lambda _event: state.invalidate())
-    gdb.events.clear_objfiles.connect(lambda _event: state.invalidate())
+    sides = state.side_files
+
+    def on_new_objfile(event):
+        sides.attach(event.new_objfile)
+        state.invalidate()
+
+    def on_clear_objfiles(_event):
+        sides.forget()
+        state.invalidate()
+
+    gdb.events.new_objfile.connect(on_new_objfile)
+    gdb.events.clear_objfiles.connect(on_clear_objfiles)
+    sides.attach_all()
+    gdb.invalidate_cached_frames()  # frames GDB made before the side files existed
     # Cached stack memory is good until the process runs or anything writes to it; each
     # prompt also starts afresh (a switch of inferior is a command).
     for event in (gdb.events.stop, gdb.events.cont, gdb.events.exited,

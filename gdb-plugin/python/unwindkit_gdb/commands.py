@@ -27,7 +27,7 @@ def _hex(value):
     return f"{value:#x}"
 
 
-def _describe_module(module):
+def _describe_module(module, side_note):
     if module.error is not None:
         table = f"ERROR {module.error}"
     elif module.has_sframe:
@@ -35,7 +35,8 @@ def _describe_module(module):
     else:
         table = "no .sframe"
     cfi = "has DWARF CFI" if module.has_cfi else "no DWARF CFI"
-    return f"{module.path}\n    bias {_hex(module.bias)}; {table}; {cfi}"
+    side = f"\n    {side_note}" if side_note else ""
+    return f"{module.path}\n    bias {_hex(module.bias)}; {table}; {cfi}{side}"
 
 
 def _name_of(address):
@@ -81,9 +82,11 @@ Usage: unwindkit status"""
         engine = state.engine
         enabled = "enabled" if _unwinder_enabled() else "disabled"
         prefer = "sframe" if engine.prefer_sframe else "cfi"
-        lines = [f"unwinder unwindkit: {enabled}; prefer {prefer}"]
+        sides = state.side_files
+        lines = [f"unwinder unwindkit: {enabled}; prefer {prefer}; "
+                 f"side files {'on' if sides.enabled else 'off'}"]
         lines.append(f"modules: {len(engine.modules)}")
-        lines.extend("  " + _describe_module(m) for m in engine.modules)
+        lines.extend("  " + _describe_module(m, sides.notes.get(m.path)) for m in engine.modules)
         for path, reason in state.skipped:
             lines.append(f"  skipped {path}: {reason}")
         lines.append(f"frames claimed: {engine.claimed}; failed: {engine.failed}")
@@ -227,6 +230,44 @@ Usage: unwindkit show prefer"""
         gdb.write(f"unwindkit prefers {choice} where a frame has both.\n")
 
 
+class _SetSideFilesCommand(gdb.Command):
+    """Choose whether objfiles loaded from now on get a side file for GDB's own unwinder.
+
+Usage: unwindkit set side-files on|off
+on (default): a file with SFrame its CFI does not cover gets a synthesized debug file
+(.debug_frame from SFrame, the entry point's outermost rule), so GDB unwinds those frames
+itself and ends the stack where it does with .eh_frame.
+off: those frames go to unwindkit's Python unwinder. Files already loaded keep theirs
+(reload them with `file` / `core-file`)."""
+
+    def __init__(self, state):
+        super().__init__("unwindkit set side-files", gdb.COMMAND_STACK)
+        self._state = state
+
+    def complete(self, text, word):
+        return [c for c in ("on", "off") if c.startswith(text)]
+
+    def invoke(self, arg, from_tty):
+        choice = arg.strip()
+        if choice not in ("on", "off"):
+            raise gdb.GdbError("Usage: unwindkit set side-files on|off")
+        self._state.side_files.enabled = choice == "on"
+
+
+class _ShowSideFilesCommand(gdb.Command):
+    """Show whether objfiles loaded from now on get a side file.
+
+Usage: unwindkit show side-files"""
+
+    def __init__(self, state):
+        super().__init__("unwindkit show side-files", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
+        self._state = state
+
+    def invoke(self, arg, from_tty):
+        choice = "on" if self._state.side_files.enabled else "off"
+        gdb.write(f"unwindkit side files are {choice}.\n")
+
+
 def register(state):
     _Prefix("unwindkit", "unwindkit: unwind frames from SFrame tables where GDB has no CFI.")
     _Prefix("unwindkit sframe", "Inspect SFrame tables: dump, lookup, check.")
@@ -239,3 +280,5 @@ def register(state):
     _BacktraceCommand(state)
     _SetPreferCommand(state)
     _ShowPreferCommand(state)
+    _SetSideFilesCommand(state)
+    _ShowSideFilesCommand(state)

@@ -12,6 +12,8 @@ import gdb
 
 import _unwindkit
 
+from .side_files import SideFiles
+
 # `info sharedlibrary` rows: From, To, Syms Read ("Yes", "Yes (*)", "No"), path.
 _SOLIB_ROW = re.compile(r"^(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+(?:Yes \(\*\)|Yes|No)\s+(.+)$")
 _AT_ENTRY = re.compile(r"\bAT_ENTRY\b.*\s(0x[0-9a-f]+)\s*$", re.MULTILINE)
@@ -49,11 +51,12 @@ def _read_memory(addr, size):
 
 
 class TableState:
-    """The engine (modules + counters), its settings, the process memory cache, and why any
-    objfile was skipped."""
+    """The engine (modules + counters), its settings, the process memory cache, why any
+    objfile was skipped, and the side files attached to objfiles."""
 
     def __init__(self):
         self.engine = _unwindkit.Engine()
+        self.side_files = SideFiles(self.engine.record_error)
         self.memory = _unwindkit.Memory(_read_memory)
         self.skipped = []  # (objfile name, reason)
         self._loaded = False

@@ -7,6 +7,10 @@ program's own objects with .eh_frame removed (`objcopy -R .eh_frame`), so libc k
 then `strip --strip-all`.
 Both twins live in sibling folders with names of the same length ("intact", "stripd") and
 run as `./prog`, so their stacks and mappings are laid out identically.
+A third copy, "ehfram", is the intact link stripped of symbols only (`strip --strip-all`,
+.eh_frame kept; on AArch64 that is the link of the objects that kept .eh_frame): the oracle
+for a debugger that must print the same text with the stripped copy as with CFI and no
+symbols. Like every copy it is stripped before it runs.
 """
 import dataclasses
 import os
@@ -44,6 +48,7 @@ class Pair:
     arch: Arch
     intact: Build
     stripped: Build
+    eh_frame: Build = None  # symbols stripped, .eh_frame kept (None for the shared fixture)
 
 
 def _compile_objects(arch, case, src_dir, out_dir):
@@ -73,14 +78,15 @@ def _link(arch, case, objs, out_dir, lib_objs):
 
 
 def build_pair(case, arch, workdir, src_dir):
-    """Builds `case` for `arch` under workdir/<case>/{intact,stripd}; returns the Pair."""
+    """Builds `case` for `arch` under workdir/<case>/{intact,stripd,ehfram}; returns the Pair."""
     if case.lib_sources and arch.static:
         raise Skip("a shared library needs a dynamic link; AArch64 cases are static for qemu")
     base = os.path.join(workdir, arch.name, case.name)
     shutil.rmtree(base, ignore_errors=True)
     intact_dir, stripped_dir = os.path.join(base, "intact"), os.path.join(base, "stripd")
-    os.makedirs(intact_dir)
-    os.makedirs(stripped_dir)
+    eh_frame_dir = os.path.join(base, "ehfram")
+    for d in (intact_dir, stripped_dir, eh_frame_dir):
+        os.makedirs(d)
 
     def lib_objects(out_dir):
         objs = []
@@ -93,8 +99,12 @@ def build_pair(case, arch, workdir, src_dir):
 
     objs = _compile_objects(arch, case, src_dir, intact_dir)
     intact = _link(arch, case, objs, intact_dir, lib_objects(intact_dir))
+    prefix = arch.cc[: -len("gcc")]
+    eh_frame = Build(eh_frame_dir, os.path.join(eh_frame_dir, "prog"),
+                     [os.path.join(eh_frame_dir, os.path.basename(l)) for l in intact.libs])
+    for src, dst in [(intact.exe, eh_frame.exe), *zip(intact.libs, eh_frame.libs)]:
+        run([need(prefix + "strip"), "--strip-all", src, "-o", dst])
     if arch.static:
-        prefix = arch.cc[: -len("gcc")]
         bare = []
         for o in objs:
             out = os.path.join(stripped_dir, os.path.basename(o))
@@ -109,7 +119,7 @@ def build_pair(case, arch, workdir, src_dir):
         drop = [] if case.keep_eh_frame else ["-R", ".eh_frame", "-R", ".eh_frame_hdr"]
         for src, dst in [(intact.exe, stripped.exe), *zip(intact.libs, stripped.libs)]:
             run([need("strip"), "--strip-all", *drop, src, "-o", dst])
-    return Pair(case.name, arch, intact, stripped)
+    return Pair(case.name, arch, intact, stripped, eh_frame)
 
 
 def fixture_pair(shared_dir, arch):

@@ -29,15 +29,17 @@ class DebugFileCache {
  public:
   DebugFileCache(std::optional<std::filesystem::path> dir, debuginfo::SynthesizeOptions options);
 
-  // The file for `module`, made if no one has made it yet.
-  CachedFile get(const IndexedModule& module, CacheSource& source);
+  // The file for `module`, made if no one has made it yet, with functions known only from
+  // SFrame named as `names` says (in place of the options' fallback_names): each naming is a
+  // file of its own.
+  CachedFile get(const IndexedModule& module, CacheSource& source, debuginfo::FallbackNames names);
   // How many files this process synthesized (each content once).
   uint64_t made() const { return made_; }
 
  private:
-  std::string key(const IndexedModule& module) const;
-  CachedFile load_or_make(const IndexedModule& module, const std::string& key,
-                          CacheSource& source);
+  static std::string key(const IndexedModule& module, const debuginfo::SynthesizeOptions& options);
+  CachedFile load_or_make(const IndexedModule& module, const debuginfo::SynthesizeOptions& options,
+                          const std::string& key, CacheSource& source);
   std::optional<CachedFile> load(const std::string& key) const;
   void store(const std::string& key, const CachedFile& file) const;
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "unwindkit/error.h"
@@ -14,6 +15,10 @@
 namespace unwindkit::server {
 
 struct ServerOptions {
+  // How functions known only from SFrame are named; nullopt: as the client's debugger names
+  // them (GDB, whose libdebuginfod sends `User-Agent: elfutils/...`: no name, GDB prints
+  // `?? ()`; any other client, such as LLDB, which sends none: `___lldb_unnamed_symbol_ADDR`).
+  std::optional<debuginfo::FallbackNames> names;
   std::string bind = "127.0.0.1";
   int port = 8002;      // 0: any free port
   size_t threads = 16;  // requests served at once

@@ -1,0 +1,73 @@
+// The side file GDB attaches to a module (see side_file_bindings.h).
+#include "side_file_bindings.h"
+
+#include <pybind11/stl.h>
+
+#include "unwindkit/debuginfo/synthesize.h"
+#include "unwindkit/sframe/sframe.h"
+#include "unwindkit/unwind/modules.h"
+
+namespace py = pybind11;
+
+namespace unwindkit::gdb {
+namespace {
+
+// Whether some SFrame function has no CFI in the module or its debug files: only then does
+// GDB need the side file. Measured with GDB 13: where both have a function, it unwinds with
+// the side file's `.debug_frame` rather than the file's own `.eh_frame`, which knows more
+// (callee-saved registers). A program that kept `.eh_frame` has CFI wherever it has SFrame;
+// a static program linked from objects without `.eh_frame` has libc's CFI but none for its
+// own functions.
+bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionBytes& bytes) {
+  auto section = sframe::decode(bytes.bytes, bytes.address);
+  if (!section) return false;
+  for (const sframe::Fde& fde : section->fdes) {
+    // bias 0: run-time = link-time address. An error is CFI we cannot lower (a PLT's CFA
+    // expression), but CFI GDB has.
+    auto rule = module.cfi_rule(fde.func_start);
+    if (rule && !*rule) return true;
+  }
+  return false;
+}
+
+// (debug file bytes or None, build-id bytes, why there is none or what was left out).
+// GDB prints `?? ()` for a function it has no symbol for, also with CFI: the file names only
+// what `.dynsym` and `.trace` name.
+py::tuple side_file(const std::string& path, const std::vector<std::string>& debug_files) {
+  auto answer = [](std::optional<py::bytes> bytes, py::bytes build_id, const std::string& note) {
+    return py::make_tuple(bytes ? py::object(*bytes) : py::object(py::none()), build_id, note);
+  };
+  unwind::Module module(path, path, {});
+  module.set_bias(0);
+  for (const auto& d : debug_files) module.add_debug_file(d);
+  auto elf = module.elf();
+  if (!elf) return answer(std::nullopt, py::bytes(), elf.error().to_string());
+  auto sframe = module.sframe();
+  if (!sframe) return answer(std::nullopt, py::bytes(), sframe.error().to_string());
+  auto bytes = module.sframe_section();
+  if (*sframe == nullptr || !bytes) return answer(std::nullopt, py::bytes(), "no .sframe");
+  if (!sframe_beyond_cfi(module, *bytes))
+    return answer(std::nullopt, py::bytes(), "its DWARF CFI covers every SFrame function");
+  auto file = debuginfo::synthesize(**elf, {debuginfo::FallbackNames::None});
+  if (!file) return answer(std::nullopt, py::bytes(), file.error().to_string());
+  std::string note;
+  for (const Error& e : file->left_out) note += (note.empty() ? "left out: " : "; ") + e.to_string();
+  auto id = (*elf)->build_id();
+  py::bytes build_id = id ? py::bytes(reinterpret_cast<const char*>(id->data()), id->size())
+                          : py::bytes();
+  if (file->bytes.empty()) return answer(std::nullopt, build_id, note.empty() ? "nothing to add" : note);
+  return answer(py::bytes(reinterpret_cast<const char*>(file->bytes.data()), file->bytes.size()),
+                build_id, note);
+}
+
+}  // namespace
+
+void add_side_file_bindings(py::module_& m) {
+  m.def("side_file", &side_file, py::arg("path"),
+        py::arg("debug_files") = std::vector<std::string>{},
+        "(bytes or None, build-id bytes, note): the debug file that gives GDB's DWARF unwinder "
+        "the SFrame of a file whose CFI (its own or `debug_files`') does not cover it; never "
+        "raises.");
+}
+
+}  // namespace unwindkit::gdb
