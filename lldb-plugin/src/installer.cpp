@@ -111,8 +111,11 @@ void Installer::install(lldb::SBTarget target, ModuleState& st) {
   lldb::SBTarget previous = debugger_.GetSelectedTarget();
   debugger_.SetSelectedTarget(target);
   lldb::SBCommandReturnObject result;
-  interpreter.HandleCommand(fmt::format("target symbols add \"{}\"", file->string()).c_str(),
-                            result, false);
+  {
+    ModuleServer::Pause pause(ModuleServer::instance());
+    interpreter.HandleCommand(fmt::format("target symbols add \"{}\"", file->string()).c_str(),
+                              result, false);
+  }
   if (previous.IsValid()) debugger_.SetSelectedTarget(previous);
   if (result.Succeeded()) {
     st.side_file = *file;

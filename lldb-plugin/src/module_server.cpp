@@ -119,7 +119,7 @@ void ModuleServer::on_log(const char* text, void* baton) {
 }
 
 std::optional<server::IndexedModule> ModuleServer::find(std::string_view build_id) {
-  if (!enabled_) return std::nullopt;
+  if (!enabled_ || paused_ > 0) return std::nullopt;
   std::lock_guard lock(mutex_);
   if (const server::IndexedModule* module = index_.find(build_id)) return *module;
   std::vector<std::string> notes;  // files that are no modules: nothing to report

@@ -44,6 +44,23 @@ class ModuleServer {
   bool served(lldb::SBModule module) const;
   // `unwindkit disable`: unknown to the server (404) until enabled again.
   void set_enabled(bool enabled) { enabled_ = enabled; }
+  // While alive, the server answers 404: `target symbols add FILE` asks the debuginfod
+  // servers for FILE's build-id first and would take the server's copy instead of FILE,
+  // failing with "does not match any existing module".
+  class Pause {
+   public:
+    explicit Pause(ModuleServer* server) : server_(server) {
+      if (server_) ++server_->paused_;
+    }
+    ~Pause() {
+      if (server_) --server_->paused_;
+    }
+    Pause(const Pause&) = delete;
+    Pause& operator=(const Pause&) = delete;
+
+   private:
+    ModuleServer* server_;
+  };
   const std::string& url() const { return url_; }
 
  private:
@@ -54,6 +71,7 @@ class ModuleServer {
 
   std::filesystem::path client_cache_;
   std::atomic<bool> enabled_{true};
+  std::atomic<int> paused_{0};
   std::mutex mutex_;
   std::set<std::string> named_;         // every path LLDB's log named
   std::vector<std::string> unindexed_;  // named, not yet read
