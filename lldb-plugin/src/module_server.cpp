@@ -1,15 +1,20 @@
 // The in-process debuginfod server (see module_server.h).
 #include "module_server.h"
 
+#include <elf.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <array>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "module_tables.h"
+#include "unwindkit/bytes.h"
+#include "unwindkit/elf/constants.h"
 
 namespace unwindkit::lldb_plugin {
 namespace {
@@ -34,6 +39,21 @@ std::vector<std::string> quoted_paths(std::string_view line) {
     open = close;
   }
   return paths;
+}
+
+// Whether `path` is an ELF core, from its first bytes. LLDB's log names every file a core
+// maps as that file loads, so cores are not indexed: reading one (often many MiB) for its
+// NT_FILE list would double the time LLDB takes to open it.
+bool is_core(const std::string& path) {
+  std::array<uint8_t, elf::kOffType + sizeof(uint16_t)> header{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(header.data()), header.size()) ||
+      std::memcmp(header.data(), ELFMAG, SELFMAG) != 0)
+    return false;
+  ByteReader reader(Bytes(header.data(), header.size()),
+                    header[EI_DATA] == ELFDATA2MSB ? Endian::Big : Endian::Little, "ELF header");
+  auto type = reader.seek(elf::kOffType, "e_type").and_then([&] { return reader.u16("e_type"); });
+  return type && *type == elf::kTypeCore;
 }
 
 std::vector<std::string> string_array(lldb::SBStructuredData data) {
@@ -123,7 +143,8 @@ std::optional<server::IndexedModule> ModuleServer::find(std::string_view build_i
   std::lock_guard lock(mutex_);
   if (const server::IndexedModule* module = index_.find(build_id)) return *module;
   std::vector<std::string> notes;  // files that are no modules: nothing to report
-  for (const std::string& path : unindexed_) index_.add_file(path, notes);
+  for (const std::string& path : unindexed_)
+    if (!is_core(path)) index_.add_file(path, notes);
   unindexed_.clear();
   if (const server::IndexedModule* module = index_.find(build_id)) return *module;
   return std::nullopt;
