@@ -38,20 +38,25 @@ def ehframe_build(pair):
 
 
 def bt_all(exe, core, plugin, object_map=(), timeout=600, plugin_after_target=False):
-    """LLDB's `bt all` text: with the plugin loaded before the target is created (or after,
-    then a `bt` first), `target.object-map` pairs (core path prefix, replacement) for shared
-    libraries the core names elsewhere."""
+    """LLDB's `bt all` text on `core`, or on a live run of `exe` to its crash when `core` is
+    None: with the plugin loaded before the target is created (or after), and
+    `target.object-map` pairs (path prefix, replacement) for shared libraries that must come
+    from elsewhere."""
     pre = [f"settings set target.object-map {a} {b}" for a, b in object_map]
-    create = f"target create {exe} --core {core}"
+    create = f"target create {exe}" + (f" --core {core}" if core else "")
     load = [f"plugin load {plugin_path()}"] if plugin else []
     commands = pre + (([create] + load) if plugin_after_target else (load + [create]))
+    after = ["script print('@@bt')", "bt all"]
     cmd = [need("lldb-22"), "-b", "-x"]
-    for c in commands + ["script print('@@bt')", "bt all"]:
+    for c in commands + (after if core else ["process launch"]):
         cmd += ["-o", c]
+    for c in ([] if core else after):  # batch mode runs these once the process has crashed
+        cmd += ["-k", c]
     with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                            timeout=timeout, env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache))
-    if p.returncode != 0 or any(m in p.stdout + p.stderr for m in CRASH_MARKERS):
+    if p.returncode < 0 or any(m in p.stdout + p.stderr for m in CRASH_MARKERS) or \
+            "@@bt\n" not in p.stdout:
         raise AssertionError(f"lldb exit {p.returncode}: {' '.join(cmd)}\n{p.stderr[-2000:]}")
     text = p.stdout.split("@@bt\n", 1)[-1]
     return [line for line in text.splitlines() if not line.startswith("(lldb) ")]
@@ -68,6 +73,25 @@ def thread_frames(lines):
         if m and threads:
             threads[-1].append((int(m.group(2), 16), m.group(3)))
     return threads
+
+
+def same_frame0_threads(want, got):
+    """Two live runs' `bt all` lines with only the threads (paired by position) whose frame #0
+    line is the same in both: a live program's other threads may be anywhere. Also returns
+    how many threads were left out."""
+    def blocks(lines):
+        out = [[]]
+        for line in lines:
+            if _THREAD.match(line):
+                out.append([])
+            out[-1].append(line)
+        return out[0], out[1:]
+
+    (want_head, want_blocks), (got_head, got_blocks) = blocks(want), blocks(got)
+    kept = [(w, g) for w, g in zip(want_blocks, got_blocks) if w[1:2] == g[1:2]]
+    left_out = max(len(want_blocks), len(got_blocks)) - len(kept)
+    return (want_head + [line for w, _ in kept for line in w],
+            got_head + [line for _, g in kept for line in g], left_out)
 
 
 def past_end(want, got):

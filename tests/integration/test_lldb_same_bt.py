@@ -2,7 +2,9 @@
 """Part 1, the prompt. LLDB's `bt all` with the plugin equals, line for line, LLDB alone with the `.eh_frame` copy
 as the executable on the same core (lldb_same_bt.py): every truth program, x86_64 (the
 stripped copy = SFrame v1, its v2 / v2-pcrel / v3 twins, the shared-library case) and AArch64
-(qemu cores). The plugin is loaded before the target exists, as `~/.lldbinit` or lldb-dap's
+(qemu cores), and on x86_64 also live (the program run to its crash by LLDB, against the
+`.eh_frame` copy run the same way; threads whose frame #0 differs between the two runs are
+left out, and the test says how many). The plugin is loaded before the target exists, as `~/.lldbinit` or lldb-dap's
 `initCommands` load it: the modules get their side files from the plugin's in-process
 debuginfod server as they load. Frames past the oracle's last one are counted: 0 expected.
 Prints a table per program.
@@ -25,7 +27,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
 from lldb_same_bt import (bt_all, ehframe_build, first_difference, normalize, past_end,  # noqa: E402
-                          thread_frames)
+                          same_frame0_threads, thread_frames)
 from dap_client import core_session  # noqa: E402
 from lldb_plugin import plugin_path  # noqa: E402
 from truth.tools import need  # noqa: E402
@@ -50,17 +52,26 @@ def variants(pair):
 
 def check(pair, core, rows):
     oracle = ehframe_build(pair)
-    want = bt_all(oracle.exe, core, plugin=False,
-                  object_map=((pair.stripped.dir, oracle.dir),) if oracle.libs else ())
-    want_threads = thread_frames(want)
-    if not any(want_threads):
+    oracle_maps = ((pair.stripped.dir, oracle.dir),) if oracle.libs else ()
+    want_core = bt_all(oracle.exe, core, plugin=False, object_map=oracle_maps)
+    if not any(thread_frames(want_core)):
         raise AssertionError(f"{pair.name}: LLDB printed no frames on the oracle copy")
+    # (label, executable, object-map, core or None = live, the oracle's lines)
+    runs = [(label, exe, maps, core, want_core) for label, exe, maps in variants(pair)]
+    if not pair.arch.runner:  # live: LLDB runs the program itself (AArch64 needs qemu)
+        want_live = bt_all(oracle.exe, None, plugin=False, object_map=oracle_maps)
+        runs.append(("live", pair.stripped.exe, (), None, want_live))
     problems = []
-    for label, exe, maps in variants(pair):
-        got = bt_all(exe, core, plugin=True, object_map=maps)
+    for label, exe, maps, run_core, want in runs:
+        got = bt_all(exe, run_core, plugin=True, object_map=maps)
+        if run_core is None:
+            want, got, left_out = same_frame0_threads(want, got)
+            if left_out:
+                print(f"     {pair.arch.name} {pair.name} live: {left_out} threads left out "
+                      "(frame #0 differs between the two runs)")
         paths = [oracle.exe, exe]
         w, g = normalize(want, paths), normalize(got, paths)
-        got_threads = thread_frames(got)
+        want_threads, got_threads = thread_frames(want), thread_frames(got)
         same = sum(1 for a, b in zip(w, g) if a == b)
         extra = past_end(want_threads, got_threads)
         rows.append((pair.arch.name, pair.name, label, len(want_threads),
