@@ -1,13 +1,13 @@
 #!/usr/bin/python3.11
-"""Part 1, the prompt. LLDB's `bt all` with the plugin equals, line for line, LLDB alone with the `.eh_frame` copy
-as the executable on the same core (lldb_same_bt.py): every truth program, x86_64 (the
-stripped copy = SFrame v1, its v2 / v2-pcrel / v3 twins, the shared-library case) and AArch64
-(qemu cores), and on x86_64 also live (the program run to its crash by LLDB, against the
-`.eh_frame` copy run the same way; threads whose frame #0 differs between the two runs are
-left out, and the test says how many). The plugin is loaded before the target exists, as `~/.lldbinit` or lldb-dap's
-`initCommands` load it: the modules get their side files from the plugin's in-process
-debuginfod server as they load. Frames past the oracle's last one are counted: 0 expected.
-Prints a table per program.
+"""Part 1, the prompt. LLDB's `bt all` with the plugin equals, line for line, LLDB alone with
+the `.eh_frame` copy as the executable on the same core (lldb_same_bt.py): every truth
+program, x86_64 (the stripped copy = SFrame v1, its v2 / v2-pcrel / v3 twins, the
+shared-library case) and AArch64 (qemu cores), and on x86_64 also live (the program run to
+its crash by LLDB, against the `.eh_frame` copy run the same way; threads whose frame #0
+differs between the two runs are left out, and the test says how many). The plugin is
+loaded before the target exists, as `~/.lldbinit` or lldb-dap's `initCommands` load it: the
+modules get their side files from the plugin's in-process debuginfod server as they load.
+Frames past the oracle's last one are counted: 0 expected. Prints a table per program.
 
 Part 2, every client (the stripped copy of each program): a real lldb-dap-22 (attach with
 `coreFile`, the plugin in `initCommands` = before the target exists, or in `postRunCommands`
@@ -26,8 +26,9 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
-from lldb_same_bt import (bt_all, ehframe_build, first_difference, normalize, past_end,  # noqa: E402
-                          same_frame0_threads, thread_frames)
+from lldb_same_bt import (  # noqa: E402
+    bt_all, ehframe_build, first_difference, normalize, past_end, same_frame0_threads,
+    thread_frames)
 from dap_client import core_session  # noqa: E402
 from lldb_plugin import plugin_path  # noqa: E402
 from truth.tools import need  # noqa: E402
