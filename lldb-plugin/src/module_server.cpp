@@ -117,9 +117,10 @@ bool ModuleServer::start() {
 void ModuleServer::attach(lldb::SBDebugger debugger) {
   std::vector<std::string> urls = string_array(debugger.GetSetting(kUrlsSetting));
   if (urls.empty() || urls.front() != url_) {
-    std::string command = fmt::format("settings set {} {}", kUrlsSetting, url_);
+    // The setting starts as DEBUGINFOD_URLS: those stay, after ours.
+    std::string command = fmt::format("settings set {} \"{}\"", kUrlsSetting, url_);
     for (const std::string& url : urls)
-      if (url != url_) command += " " + url;
+      if (url != url_) command += fmt::format(" \"{}\"", url);
     run_command(debugger, command);
     run_command(debugger, fmt::format("settings set {} \"{}\"", kCacheSetting,
                                       client_cache_.string()));
