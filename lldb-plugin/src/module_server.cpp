@@ -78,7 +78,7 @@ ModuleServer::ModuleServer(std::filesystem::path client_cache)
       cache_(std::nullopt, {debuginfo::FallbackNames::Lldb, true}) {}
 
 ModuleServer* ModuleServer::instance() {
-  static ModuleServer* server = [] () -> ModuleServer* {
+  static ModuleServer* server = []() -> ModuleServer* {
     // Private to this process: LLDB keys its cache by build-id only, so a file fetched by an
     // older plugin or another server would otherwise be reused.
     std::string dir = (std::filesystem::temp_directory_path() / "unwindkit-lldb-XXXXXX").string();
@@ -103,7 +103,8 @@ bool ModuleServer::start() {
   server::ServerOptions options;
   options.bind = kHost;
   options.port = 0;
-  options.threads = 2;  // LLDB asks for one module at a time
+  // LLDB loads a few modules at once; a request beyond these waits its turn (each is short).
+  options.threads = 2;
   options.log_requests = false;
   http_ = std::make_unique<server::DebuginfodServer>(
       [this](std::string_view id) { return find(id); }, cache_, options);
