@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "module_server.h"
+
 namespace unwindkit::lldb_plugin {
 namespace {
 
@@ -81,8 +83,15 @@ void Installer::sync(lldb::SBTarget target) {
     progress.Increment(1, name ? name : "");
     ModuleState& st = state(module);
     auto key = std::make_pair(id, module_key(module));
-    bool had_cfi = installed_.contains(key) && installed_[key];
+    // Fetched from the in-process server as the module loaded: ours already, with CFI.
+    ModuleServer* server = ModuleServer::instance();
+    const bool served = server && server->served(module);
+    bool had_cfi = served || (installed_.contains(key) && installed_[key]);
     installed_[key] = enabled_;
+    if (served && enabled_) {
+      st.side_file = file_path(module.GetSymbolFileSpec());
+      continue;
+    }
     // A module with .trace lines gets its side file whether or not unwinding is enabled:
     // names and lines are not unwinding.
     const bool lines = trace_lines(st.tables);
@@ -102,8 +111,11 @@ void Installer::install(lldb::SBTarget target, ModuleState& st) {
   lldb::SBTarget previous = debugger_.GetSelectedTarget();
   debugger_.SetSelectedTarget(target);
   lldb::SBCommandReturnObject result;
-  interpreter.HandleCommand(fmt::format("target symbols add \"{}\"", file->string()).c_str(),
-                            result, false);
+  {
+    ModuleServer::Pause pause(ModuleServer::instance());
+    interpreter.HandleCommand(fmt::format("target symbols add \"{}\"", file->string()).c_str(),
+                              result, false);
+  }
   if (previous.IsValid()) debugger_.SetSelectedTarget(previous);
   if (result.Succeeded()) {
     st.side_file = *file;
@@ -115,6 +127,7 @@ void Installer::install(lldb::SBTarget target, ModuleState& st) {
 
 void Installer::set_enabled(bool enabled) {
   enabled_ = enabled;
+  if (ModuleServer* server = ModuleServer::instance()) server->set_enabled(enabled);
   sync_all();
 }
 

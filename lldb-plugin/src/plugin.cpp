@@ -1,11 +1,12 @@
 // Entry point for `plugin load libunwindkit-lldb.so`.
 //
 // liblldb exports only the SB API, so there is no unwinder plug-in point. Instead every module
-// with SFrame gets a side file stating its rules as .debug_frame (installer.h), which LLDB's
-// own unwinder then uses in every frame. Side files are installed synchronously before any
-// command that unwinds runs (command override callbacks: LLDB 22 calls them before the
-// command, on the command's thread), so a core's or a live process's modules are covered
-// whenever a stack is looked at, with no thread racing the command interpreter.
+// with SFrame gets a side file stating its rules as .debug_frame, which LLDB's own unwinder
+// then uses in every frame. Modules that load after `plugin load` get it as they load, from
+// an in-process debuginfod server LLDB asks synchronously (module_server.h), in every client.
+// Modules LLDB held before (and any the server could not find) get it through `target symbols
+// add` (installer.h), synchronously before any command that unwinds runs (command override
+// callbacks: LLDB 22 calls them before the command, on the command's thread).
 #include <lldb/API/LLDB.h>
 
 #include <array>
@@ -13,6 +14,7 @@
 
 #include "commands.h"
 #include "installer.h"
+#include "module_server.h"
 
 namespace unwindkit::lldb_plugin {
 namespace {
@@ -46,11 +48,15 @@ namespace lldb {
 bool PluginInitialize(SBDebugger debugger) {
   using namespace unwindkit::lldb_plugin;
   try {
+    // First: modules that load from now on get their side files as they load, in every client.
+    if (ModuleServer* server = ModuleServer::instance()) server->attach(debugger);
     auto* installer = new Installer(debugger);  // lives as long as the process: LLDB never unloads
     register_commands(debugger, *installer);
     SBCommandInterpreter interpreter = debugger.GetCommandInterpreter();
     for (const char* command : kUnwindingCommands)
       interpreter.SetCommandOverrideCallback(command, before_unwinding_command, installer);
+    // Targets that exist already: a client using only the SB API types no command after this.
+    before_unwinding_command(installer, nullptr);
     return true;
   } catch (const std::exception&) {
     return false;

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "module_server.h"
+
 namespace unwindkit::lldb_plugin {
 
 bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) {
@@ -13,6 +15,8 @@ bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandR
   std::string out = fmt::format("unwindkit {}; side files in {}\n",
                                 installer_.enabled() ? "enabled" : "disabled",
                                 installer_.cache_dir().string());
+  if (const ModuleServer* server = ModuleServer::instance())
+    out += fmt::format("modules get them as they load from {}\n", server->url());
   for (lldb::SBModule module : modules(debugger, "")) {
     const ModuleState& st = installer_.state(module);
     const ModuleTables& t = st.tables;

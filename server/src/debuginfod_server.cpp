@@ -37,10 +37,10 @@ void refuse(httplib::Response& res, int status, std::string reason) {
 }  // namespace
 
 struct DebuginfodServer::Impl {
-  Impl(const ModuleIndex& i, DebugFileCache& c, ServerOptions o)
-      : index(i), cache(c), options(std::move(o)) {}
+  Impl(ModuleFinder f, DebugFileCache& c, ServerOptions o)
+      : find(std::move(f)), cache(c), options(std::move(o)) {}
 
-  const ModuleIndex& index;
+  ModuleFinder find;
   DebugFileCache& cache;
   ServerOptions options;
   httplib::Server http;
@@ -56,8 +56,8 @@ struct DebuginfodServer::Impl {
     const std::string kind = req.matches[2].str();
     if (id.empty()) return refuse(res, 400, "not a build-id");
     if (kind != "debuginfo" && kind != "executable") return refuse(res, 404, "not served: " + kind);
-    const IndexedModule* module = index.find(id);
-    if (module == nullptr) return refuse(res, 404, "unknown build-id");
+    const std::optional<IndexedModule> module = find(id);
+    if (!module) return refuse(res, 404, "unknown build-id");
     if (!unchanged(*module)) return refuse(res, 404, "the file changed since it was indexed");
     if (kind == "executable") {
       std::string bytes;
@@ -90,7 +90,16 @@ struct DebuginfodServer::Impl {
 
 DebuginfodServer::DebuginfodServer(const ModuleIndex& index, DebugFileCache& cache,
                                    ServerOptions options)
-    : impl_(std::make_unique<Impl>(index, cache, std::move(options))) {
+    : DebuginfodServer(
+          [&index](std::string_view id) -> std::optional<IndexedModule> {
+            const IndexedModule* module = index.find(id);
+            return module ? std::optional(*module) : std::nullopt;
+          },
+          cache, std::move(options)) {}
+
+DebuginfodServer::DebuginfodServer(ModuleFinder find, DebugFileCache& cache,
+                                   ServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(find), cache, std::move(options))) {
   Impl& impl = *impl_;
   impl.http.Get(R"(/buildid/([^/]*)/([^/]*))",
                 [&impl](const httplib::Request& req, httplib::Response& res) { impl.buildid(req, res); });
@@ -101,7 +110,7 @@ DebuginfodServer::DebuginfodServer(const ModuleIndex& index, DebugFileCache& cac
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
         refuse(res, 500, "internal error");
       });
-  impl.http.set_logger(&Impl::log);
+  if (impl.options.log_requests) impl.http.set_logger(&Impl::log);
   impl.http.set_socket_options([&impl](socket_t sock) {
     httplib::default_socket_options(sock);
     impl.listen_socket = sock;

@@ -75,30 +75,49 @@ class Dap:
         return self.wait_response(self.send(command, arguments))
 
 
-def core_stacks(adapter, program, core, init_commands=(), env=None, timeout=300, page=1000):
-    """[[pc, ...] per thread, in thread order] as lldb-dap shows a core."""
+def core_session(adapter, program, core, init_commands=(), post_run_commands=(), env=None,
+                 timeout=300, page=1000, variables_of=None):
+    """What lldb-dap shows of a core: {"stacks": [[frame, ...] per thread, in thread order]
+    (DAP StackFrame objects), "variables": {scope name: [variable, ...]} of the first frame
+    `variables_of(frame)` accepts (scopes, then variables of each scope)}."""
     dap = Dap(adapter, env, timeout)
     try:
         dap.request("initialize", {"clientID": "unwindkit-test", "adapterID": "lldb-dap",
                                    "linesStartAt1": True, "columnsStartAt1": True,
                                    "pathFormat": "path"})
         seq = dap.send("attach", {"program": program, "coreFile": core,
-                                  "initCommands": list(init_commands)})
+                                  "initCommands": list(init_commands),
+                                  "postRunCommands": list(post_run_commands)})
         dap.wait_event("initialized")
         dap.request("configurationDone")
         dap.wait_response(seq)
         stacks = []
         for thread in dap.request("threads").get("threads", []):
-            pcs = []
+            frames = []
             while True:
                 body = dap.request("stackTrace", {"threadId": thread["id"],
-                                                  "startFrame": len(pcs), "levels": page})
-                frames = body.get("stackFrames", [])
-                pcs += [int(f["instructionPointerReference"], 16) for f in frames
-                        if "instructionPointerReference" in f]
-                if len(frames) < page:
+                                                  "startFrame": len(frames), "levels": page})
+                got = body.get("stackFrames", [])
+                frames += got
+                if len(got) < page:
                     break
-            stacks.append(pcs)
-        return stacks
+            stacks.append(frames)
+        variables = {}
+        chosen = next((f for frames in stacks for f in frames
+                       if variables_of and variables_of(f)), None)
+        if chosen is not None:
+            for scope in dap.request("scopes", {"frameId": chosen["id"]}).get("scopes", []):
+                body = dap.request("variables",
+                                   {"variablesReference": scope["variablesReference"]})
+                variables[scope["name"]] = body.get("variables", [])
+        return {"stacks": stacks, "variables": variables}
     finally:
         dap.close()
+
+
+def core_stacks(adapter, program, core, init_commands=(), env=None, timeout=300, page=1000):
+    """[[pc, ...] per thread, in thread order] as lldb-dap shows a core."""
+    session = core_session(adapter, program, core, init_commands, env=env, timeout=timeout,
+                           page=page)
+    return [[int(f["instructionPointerReference"], 16) for f in frames
+             if "instructionPointerReference" in f] for frames in session["stacks"]]

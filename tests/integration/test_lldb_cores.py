@@ -5,7 +5,7 @@ sframe-v2-aarch64. With the plugin, `bt all` on the stripped twin's core must gi
 LLDB gives on the intact twin's core, thread for thread (paired by their PCs: the twins'
 threads may be listed in another order); `frame select N` + `register read
 rip rsp rbp` (AArch64: `pc sp fp`) must give the intact twin's values in every frame of the crashing thread; LLDB
-must never crash. Also: `unwindkit disable` before the first backtrace leaves LLDB's own
+must never crash. Also: `unwindkit disable` before the target is created leaves LLDB's own
 result (LLDB without the plugin), and `unwindkit enable` brings ours back."""
 import os
 import sys
@@ -71,8 +71,11 @@ def check_disable_enable(pair, intact_core, stripped_core):
     alone = threads(native.run(["bt all"], pair.stripped.exe, stripped_core))
     want = threads(native.run(["bt all"], pair.intact.exe, intact_core))
     ours = Lldb(plugin=True)
-    out = ours.run(["unwindkit disable", "bt all", "script print('@@enable')",
-                    "unwindkit enable", "bt all"], pair.stripped.exe, stripped_core)
+    # Disabled before the target exists: its modules load without side files (the plugin's
+    # server answers 404), as they would without the plugin.
+    create = f"target create {pair.stripped.exe} --core {stripped_core}"
+    out = ours.run(["unwindkit disable", create, "bt all", "script print('@@enable')",
+                    "unwindkit enable", "bt all"])
     disabled, enabled = out.split("@@enable", 1)
     problems = []
     if threads(disabled) != alone:

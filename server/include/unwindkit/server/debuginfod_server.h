@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "unwindkit/error.h"
 #include "unwindkit/server/debug_file_cache.h"
@@ -22,11 +24,17 @@ struct ServerOptions {
   std::string bind = "127.0.0.1";
   int port = 8002;      // 0: any free port
   size_t threads = 16;  // requests served at once
+  bool log_requests = true;  // one line per request on stderr (not inside a debugger)
 };
+
+// The indexed module with this build-id (lowercase hex), if any. Called from the server's
+// threads at once: an index that grows while serving locks inside.
+using ModuleFinder = std::function<std::optional<IndexedModule>(std::string_view build_id)>;
 
 class DebuginfodServer {
  public:
   DebuginfodServer(const ModuleIndex& index, DebugFileCache& cache, ServerOptions options);
+  DebuginfodServer(ModuleFinder find, DebugFileCache& cache, ServerOptions options);
   ~DebuginfodServer();
 
   // Binds the socket; returns the port bound.

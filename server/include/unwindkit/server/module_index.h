@@ -34,6 +34,11 @@ class ModuleIndex {
   size_t size() const { return by_id_.size(); }
   uint64_t max_file_size() const { return options_.max_file_size; }
 
+  // Indexes one more file (a core: the files it mapped), as scan() does each file it finds.
+  void add_file(const std::string& path, std::vector<std::string>& notes) {
+    add_file(path, false, notes);
+  }
+
  private:
   void add_file(const std::string& path, bool from_core, std::vector<std::string>& notes);
 

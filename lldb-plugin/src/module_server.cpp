@@ -1,0 +1,161 @@
+// The in-process debuginfod server (see module_server.h).
+#include "module_server.h"
+
+#include <elf.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "module_tables.h"
+#include "unwindkit/bytes.h"
+#include "unwindkit/elf/constants.h"
+
+namespace unwindkit::lldb_plugin {
+namespace {
+
+constexpr const char* kUrlsSetting = "plugin.symbol-locator.debuginfod.server-urls";
+constexpr const char* kCacheSetting = "plugin.symbol-locator.debuginfod.cache-path";
+constexpr const char* kHost = "127.0.0.1";
+// The log channel and category whose lines name every file LLDB makes a module of
+// ("Module::Module((x86_64) '/path')"), before it asks for the module's debug info.
+constexpr const char* kLogChannel = "lldb";
+constexpr std::array<const char*, 2> kLogCategories = {"module", nullptr};
+constexpr size_t kSettingTextMax = 4096;
+
+// Every absolute path quoted in a log line.
+std::vector<std::string> quoted_paths(std::string_view line) {
+  std::vector<std::string> paths;
+  for (size_t open = line.find("'/"); open != std::string_view::npos;
+       open = line.find("'/", open + 1)) {
+    const size_t close = line.find('\'', open + 1);
+    if (close == std::string_view::npos) break;
+    paths.emplace_back(line.substr(open + 1, close - open - 1));
+    open = close;
+  }
+  return paths;
+}
+
+// Whether `path` is an ELF core, from its first bytes. LLDB's log names every file a core
+// maps as that file loads, so cores are not indexed: reading one (often many MiB) for its
+// NT_FILE list would double the time LLDB takes to open it.
+bool is_core(const std::string& path) {
+  std::array<uint8_t, elf::kOffType + sizeof(uint16_t)> header{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(header.data()), header.size()) ||
+      std::memcmp(header.data(), ELFMAG, SELFMAG) != 0)
+    return false;
+  ByteReader reader(Bytes(header.data(), header.size()),
+                    header[EI_DATA] == ELFDATA2MSB ? Endian::Big : Endian::Little, "ELF header");
+  auto type = reader.seek(elf::kOffType, "e_type").and_then([&] { return reader.u16("e_type"); });
+  return type && *type == elf::kTypeCore;
+}
+
+std::vector<std::string> string_array(lldb::SBStructuredData data) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < data.GetSize(); ++i) {
+    char text[kSettingTextMax] = {};
+    data.GetItemAtIndex(i).GetStringValue(text, sizeof text);
+    if (*text) out.emplace_back(text);
+  }
+  return out;
+}
+
+void run_command(lldb::SBDebugger debugger, const std::string& command) {
+  lldb::SBCommandReturnObject result;
+  debugger.GetCommandInterpreter().HandleCommand(command.c_str(), result, false);
+}
+
+}  // namespace
+
+ModuleServer::ModuleServer(std::filesystem::path client_cache)
+    : client_cache_(std::move(client_cache)),
+      cache_(std::nullopt, {debuginfo::FallbackNames::Lldb, true}) {}
+
+ModuleServer* ModuleServer::instance() {
+  static ModuleServer* server = []() -> ModuleServer* {
+    // Private to this process: LLDB keys its cache by build-id only, so a file fetched by an
+    // older plugin or another server would otherwise be reused.
+    std::string dir = (std::filesystem::temp_directory_path() / "unwindkit-lldb-XXXXXX").string();
+    if (::mkdtemp(dir.data()) == nullptr) return nullptr;
+    auto* made = new ModuleServer(dir);  // lives as long as the process: LLDB never unloads
+    if (made->start()) {
+      std::atexit([] {
+        std::error_code ec;
+        std::filesystem::remove_all(server->client_cache_, ec);
+      });
+      return made;
+    }
+    delete made;
+    return nullptr;
+  }();
+  return server;
+}
+
+bool ModuleServer::start() {
+  // A client hanging up mid-answer must not end the debugger.
+  std::signal(SIGPIPE, SIG_IGN);
+  server::ServerOptions options;
+  options.bind = kHost;
+  options.port = 0;
+  // LLDB loads a few modules at once; a request beyond these waits its turn (each is short).
+  options.threads = 2;
+  options.log_requests = false;
+  http_ = std::make_unique<server::DebuginfodServer>(
+      [this](std::string_view id) { return find(id); }, cache_, options);
+  auto port = http_->bind();
+  if (!port) return false;
+  url_ = fmt::format("http://{}:{}", kHost, *port);
+  std::thread([this] { http_->run(); }).detach();
+  return true;
+}
+
+void ModuleServer::attach(lldb::SBDebugger debugger) {
+  std::vector<std::string> urls = string_array(debugger.GetSetting(kUrlsSetting));
+  if (urls.empty() || urls.front() != url_) {
+    // The setting starts as DEBUGINFOD_URLS: those stay, after ours.
+    std::string command = fmt::format("settings set {} \"{}\"", kUrlsSetting, url_);
+    for (const std::string& url : urls)
+      if (url != url_) command += fmt::format(" \"{}\"", url);
+    run_command(debugger, command);
+    run_command(debugger, fmt::format("settings set {} \"{}\"", kCacheSetting,
+                                      client_cache_.string()));
+  }
+  debugger.SetLoggingCallback(&ModuleServer::on_log, this);
+  std::array categories = kLogCategories;
+  debugger.EnableLog(kLogChannel, categories.data());
+}
+
+// On LLDB's loading thread: only note the paths; they are read when a request needs them.
+void ModuleServer::on_log(const char* text, void* baton) {
+  if (text == nullptr) return;
+  auto* self = static_cast<ModuleServer*>(baton);
+  std::lock_guard lock(self->mutex_);
+  for (std::string& path : quoted_paths(text))
+    if (self->named_.insert(path).second) self->unindexed_.push_back(std::move(path));
+}
+
+std::optional<server::IndexedModule> ModuleServer::find(std::string_view build_id) {
+  if (!enabled_ || paused_ > 0) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  if (const server::IndexedModule* module = index_.find(build_id)) return *module;
+  std::vector<std::string> notes;  // files that are no modules: nothing to report
+  for (const std::string& path : unindexed_)
+    if (!is_core(path)) index_.add_file(path, notes);
+  unindexed_.clear();
+  if (const server::IndexedModule* module = index_.find(build_id)) return *module;
+  return std::nullopt;
+}
+
+bool ModuleServer::served(lldb::SBModule module) const {
+  const std::string symbols = file_path(module.GetSymbolFileSpec());
+  const std::string dir = client_cache_.string() + "/";
+  return symbols.compare(0, dir.size(), dir) == 0;
+}
+
+}  // namespace unwindkit::lldb_plugin

@@ -1,0 +1,84 @@
+// An in-process debuginfod server that hands LLDB each module's synthesized debug file as the
+// module loads, before any client (the prompt, lldb-dap, a script using the SB API) asks for a
+// frame, with no command and no thread racing LLDB.
+//
+// LLDB 22 has no module-loaded callback on the command thread, but its debuginfod symbol
+// locator asks `GET URL/buildid/<id>/debuginfo` synchronously while the module loads. The
+// plugin puts this server's URL first in `plugin.symbol-locator.debuginfod.server-urls` (the
+// user's URLs stay after it: a 404 sends LLDB on to them) and a private client cache path, so
+// no file fetched by another session or an older plugin ever comes back.
+//
+// A request carries only the build-id. The files LLDB opens are learned from its own `module`
+// log, delivered to a logging callback on the loading thread before the request is made
+// (small executables are read into memory, so /proc/self/maps does not list them). Only files
+// named there are indexed, by the build-id read from the file itself; nothing else is served.
+#pragma once
+
+#include <lldb/API/LLDB.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "unwindkit/server/debug_file_cache.h"
+#include "unwindkit/server/debuginfod_server.h"
+#include "unwindkit/server/module_index.h"
+
+namespace unwindkit::lldb_plugin {
+
+class ModuleServer {
+ public:
+  // The process's one server, started on first use; nullptr when it could not start (the
+  // command-override path still installs side files then).
+  static ModuleServer* instance();
+
+  // Points `debugger` at the server: URL, client cache path and the module log. Idempotent.
+  void attach(lldb::SBDebugger debugger);
+  // Whether `module`'s symbol file is one LLDB fetched from this server.
+  bool served(lldb::SBModule module) const;
+  // `unwindkit disable`: unknown to the server (404) until enabled again.
+  void set_enabled(bool enabled) { enabled_ = enabled; }
+  // While alive, the server answers 404: `target symbols add FILE` asks the debuginfod
+  // servers for FILE's build-id first and would take the server's copy instead of FILE,
+  // failing with "does not match any existing module".
+  class Pause {
+   public:
+    explicit Pause(ModuleServer* server) : server_(server) {
+      if (server_) ++server_->paused_;
+    }
+    ~Pause() {
+      if (server_) --server_->paused_;
+    }
+    Pause(const Pause&) = delete;
+    Pause& operator=(const Pause&) = delete;
+
+   private:
+    ModuleServer* server_;
+  };
+  const std::string& url() const { return url_; }
+
+ private:
+  ModuleServer(std::filesystem::path client_cache);
+  bool start();
+  static void on_log(const char* text, void* baton);
+  std::optional<server::IndexedModule> find(std::string_view build_id);
+
+  std::filesystem::path client_cache_;
+  std::atomic<bool> enabled_{true};
+  std::atomic<int> paused_{0};
+  std::mutex mutex_;
+  std::set<std::string> named_;         // every path LLDB's log named
+  std::vector<std::string> unindexed_;  // named, not yet read
+  server::ModuleIndex index_;
+  server::DebugFileCache cache_;
+  std::unique_ptr<server::DebuginfodServer> http_;
+  std::string url_;
+};
+
+}  // namespace unwindkit::lldb_plugin

@@ -1,0 +1,120 @@
+"""What the LLDB "same bt" tests share: the oracle copy of a stripped build (symbols stripped,
+`.eh_frame` kept, same build-id and layout), LLDB's `bt all` text with and without the plugin
+on one core, and the per-thread frame counts the tests report.
+
+The oracle is LLDB alone with the `.eh_frame` copy as the executable on the stripped copy's
+core: LLDB pairs files with a core by build-id, and `strip --strip-all` of the intact build
+keeps both the build-id and the loaded layout. On AArch64 the stripped twin is relinked from
+objects without `.eh_frame` (truth/build.py), which moves only `.eh_frame` and `.sframe` inside
+the read-only segment: code and data keep their addresses, so the intact build's copy still
+runs on the stripped core."""
+import os
+import re
+import subprocess
+import tempfile
+
+from lldb_plugin import CRASH_MARKERS, plugin_path
+from truth import Build
+from truth.tools import need, run
+
+# Where the oracle copy lives, beside the pair's "intact" and "stripd" folders.
+EHFRAME_DIR = "ehfram"
+_FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (0x[0-9a-fA-F]+) (.*)$")
+_THREAD = re.compile(r"^\*?\s*thread #\d+")
+
+
+def ehframe_build(pair):
+    """The intact build stripped of symbols with `.eh_frame` kept (made once per pair)."""
+    d = os.path.join(os.path.dirname(pair.intact.dir), EHFRAME_DIR)
+    os.makedirs(d, exist_ok=True)
+    strip = need("strip" if pair.arch.name == "x86_64" else f"{pair.arch.cc[:-len('gcc')]}strip")
+    out = []
+    for src in [pair.intact.exe, *pair.intact.libs]:
+        dst = os.path.join(d, os.path.basename(src))
+        if not os.path.exists(dst):
+            run([strip, "--strip-all", src, "-o", dst])
+        out.append(dst)
+    return Build(d, out[0], out[1:])
+
+
+def bt_all(exe, core, plugin, object_map=(), timeout=600, plugin_after_target=False):
+    """LLDB's `bt all` text on `core`, or on a live run of `exe` to its crash when `core` is
+    None: with the plugin loaded before the target is created (or after), and
+    `target.object-map` pairs (path prefix, replacement) for shared libraries that must come
+    from elsewhere."""
+    pre = [f"settings set target.object-map {a} {b}" for a, b in object_map]
+    create = f"target create {exe}" + (f" --core {core}" if core else "")
+    load = [f"plugin load {plugin_path()}"] if plugin else []
+    commands = pre + (([create] + load) if plugin_after_target else (load + [create]))
+    after = ["script print('@@bt')", "bt all"]
+    cmd = [need("lldb-22"), "-b", "-x"]
+    for c in commands + (after if core else ["process launch"]):
+        cmd += ["-o", c]
+    for c in ([] if core else after):  # batch mode runs these once the process has crashed
+        cmd += ["-k", c]
+    with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                           timeout=timeout, env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache))
+    if p.returncode < 0 or any(m in p.stdout + p.stderr for m in CRASH_MARKERS) or \
+            "@@bt\n" not in p.stdout:
+        raise AssertionError(f"lldb exit {p.returncode}: {' '.join(cmd)}\n{p.stderr[-2000:]}")
+    text = p.stdout.split("@@bt\n", 1)[-1]
+    return [line for line in text.splitlines() if not line.startswith("(lldb) ")]
+
+
+def thread_frames(lines):
+    """[[(pc, description), ...] per thread] from `bt all` lines."""
+    threads = []
+    for line in lines:
+        if _THREAD.match(line):
+            threads.append([])
+            continue
+        m = _FRAME.match(line)
+        if m and threads:
+            threads[-1].append((int(m.group(2), 16), m.group(3)))
+    return threads
+
+
+def same_frame0_threads(want, got):
+    """Two live runs' `bt all` lines with only the threads (paired by position) whose frame #0
+    line is the same in both: a live program's other threads may be anywhere. Also returns
+    how many threads were left out."""
+    def blocks(lines):
+        out = [[]]
+        for line in lines:
+            if _THREAD.match(line):
+                out.append([])
+            out[-1].append(line)
+        return out[0], out[1:]
+
+    (want_head, want_blocks), (got_head, got_blocks) = blocks(want), blocks(got)
+    kept = [(w, g) for w, g in zip(want_blocks, got_blocks) if w[1:2] == g[1:2]]
+    left_out = max(len(want_blocks), len(got_blocks)) - len(kept)
+    return (want_head + [line for w, _ in kept for line in w],
+            got_head + [line for _, g in kept for line in g], left_out)
+
+
+def past_end(want, got):
+    """Frames a thread has beyond the oracle's last one, summed over threads paired by
+    position (a core lists its threads in one order)."""
+    return sum(max(0, len(g) - len(w)) for w, g in zip(want, got))
+
+
+def normalize(lines, paths):
+    """Lines with each of `paths` (the executables) replaced by one placeholder."""
+    out = []
+    for line in lines:
+        for path in sorted(paths, key=len, reverse=True):
+            line = line.replace(path, "<exe>")
+        out.append(line)
+    return out
+
+
+def first_difference(want, got):
+    """A short text naming the first line that differs, or ""."""
+    for i, (w, g) in enumerate(zip(want, got)):
+        if w != g:
+            return f"line {i + 1}:\n       want {w}\n       got  {g}"
+    if len(want) != len(got):
+        return f"{len(want)} lines wanted, {len(got)} got"
+    return ""

@@ -1,0 +1,64 @@
+"""Prints every frame of a core's threads using only LLDB's SB API, as a crash-triage script
+would: SBDebugger.CreateTarget, SBTarget.LoadCore, SBThread.GetFrameAtIndex. Run by
+/usr/bin/python3.11 with LLDB's Python module on sys.path (`lldb-22 -P`).
+
+    sb_frames.py EXE CORE [--plugin PATH --when before|after] [--object-map FROM TO]
+
+One line per thread (`THREAD tid`) and per frame (`FRAME pc module`symbol + offset`). With
+--plugin, `plugin load` runs before the target is created or after the core is loaded, and
+no other command ever runs."""
+import argparse
+
+import lldb
+
+
+def describe(frame):
+    module = frame.GetModule().GetFileSpec().GetFilename() or "?"
+    symbol = frame.GetSymbol()
+    if not symbol.IsValid():
+        return f"{module}`?"
+    pc = frame.GetPCAddress().GetFileAddress()
+    offset = pc - symbol.GetStartAddress().GetFileAddress()
+    return f"{module}`{symbol.GetName()} + {offset}"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("exe")
+    parser.add_argument("core")
+    parser.add_argument("--plugin")
+    parser.add_argument("--when", choices=("before", "after"), default="before")
+    parser.add_argument("--object-map", nargs=2)
+    args = parser.parse_args()
+    lldb.SBDebugger.Initialize()
+    debugger = lldb.SBDebugger.Create(False)
+    debugger.SetAsync(False)
+
+    def load_plugin():
+        result = lldb.SBCommandReturnObject()
+        debugger.GetCommandInterpreter().HandleCommand(f"plugin load {args.plugin}", result)
+        if not result.Succeeded():
+            raise SystemExit(f"plugin load failed: {result.GetError()}")
+
+    if args.object_map:
+        result = lldb.SBCommandReturnObject()
+        debugger.GetCommandInterpreter().HandleCommand(
+            "settings set target.object-map " + " ".join(args.object_map), result)
+    if args.plugin and args.when == "before":
+        load_plugin()
+    target = debugger.CreateTarget(args.exe)
+    process = target.LoadCore(args.core)
+    if not process.IsValid():
+        raise SystemExit(f"cannot load {args.core}")
+    if args.plugin and args.when == "after":
+        load_plugin()
+    for thread in process:
+        print(f"THREAD {thread.GetThreadID()}")
+        for i in range(thread.GetNumFrames()):
+            frame = thread.GetFrameAtIndex(i)
+            print(f"FRAME {frame.GetPC():#x} {describe(frame)}")
+    lldb.SBDebugger.Destroy(debugger)
+
+
+if __name__ == "__main__":
+    main()

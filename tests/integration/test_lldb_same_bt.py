@@ -1,0 +1,232 @@
+#!/usr/bin/python3.11
+"""Part 1, the prompt. LLDB's `bt all` with the plugin equals, line for line, LLDB alone with
+the `.eh_frame` copy as the executable on the same core (lldb_same_bt.py): every truth
+program, x86_64 (the stripped copy = SFrame v1, its v2 / v2-pcrel / v3 twins, the
+shared-library case) and AArch64 (qemu cores), and on x86_64 also live (the program run to
+its crash by LLDB, against the `.eh_frame` copy run the same way; threads whose frame #0
+differs between the two runs are left out, and the test says how many). The plugin is
+loaded before the target exists, as `~/.lldbinit` or lldb-dap's `initCommands` load it: the
+modules get their side files from the plugin's in-process debuginfod server as they load.
+Frames past the oracle's last one are counted: 0 expected. Prints a table per program.
+
+Part 2, every client (the stripped copy of each program): a real lldb-dap-22 (attach with
+`coreFile`, the plugin in `initCommands` = before the target exists, or in `postRunCommands`
+= after; threads, stackTrace of every thread, scopes and variables of libc's
+`__libc_start_call_main` frame where there is one) and a Python script using only the SB API
+(sb_frames.py: CreateTarget, LoadCore, GetFrameAtIndex; `plugin load` before the target or
+after the core). Against the same client on the `.eh_frame` copy: with the plugin loaded
+before the target, every frame's pc and name and those variables are equal; loaded after,
+every pc (names are counted: LLDB keeps the symbols it read before the side file came, see
+lldb-plugin/README.md, Limits). No frame past the end in either."""
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import truth  # noqa: E402
+from lldb_same_bt import (  # noqa: E402
+    bt_all, ehframe_build, first_difference, normalize, past_end, same_frame0_threads,
+    thread_frames)
+from dap_client import core_session  # noqa: E402
+from lldb_plugin import plugin_path  # noqa: E402
+from truth.tools import need  # noqa: E402
+from truth.twins import make_twins  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIBC_FRAME = "__libc_start_call_main"  # a libc frame with arguments (and main's name in one)
+
+
+def variants(pair):
+    """(label, executable, object-map pairs) for the plugin runs on the stripped core."""
+    out = [("v1" if pair.arch.name == "x86_64" else "stripped", pair.stripped.exe, ())]
+    if pair.arch.name != "x86_64":
+        return out
+    for twin in make_twins(pair.stripped):
+        # The twin's libraries sit under its sysroot at the path the core names.
+        sysroot = os.path.join(twin.build.dir, "sysroot")
+        maps = ((pair.stripped.dir, sysroot + pair.stripped.dir),) if pair.stripped.libs else ()
+        out.append((twin.label, twin.build.exe, maps))
+    return out
+
+
+def check(pair, core, rows):
+    oracle = ehframe_build(pair)
+    oracle_maps = ((pair.stripped.dir, oracle.dir),) if oracle.libs else ()
+    want_core = bt_all(oracle.exe, core, plugin=False, object_map=oracle_maps)
+    if not any(thread_frames(want_core)):
+        raise AssertionError(f"{pair.name}: LLDB printed no frames on the oracle copy")
+    # (label, executable, object-map, core or None = live, the oracle's lines)
+    runs = [(label, exe, maps, core, want_core) for label, exe, maps in variants(pair)]
+    if not pair.arch.runner:  # live: LLDB runs the program itself (AArch64 needs qemu)
+        want_live = bt_all(oracle.exe, None, plugin=False, object_map=oracle_maps)
+        runs.append(("live", pair.stripped.exe, (), None, want_live))
+    problems = []
+    for label, exe, maps, run_core, want in runs:
+        got = bt_all(exe, run_core, plugin=True, object_map=maps)
+        if run_core is None:
+            want, got, left_out = same_frame0_threads(want, got)
+            if left_out:
+                print(f"     {pair.arch.name} {pair.name} live: {left_out} threads left out "
+                      "(frame #0 differs between the two runs)")
+        paths = [oracle.exe, exe]
+        w, g = normalize(want, paths), normalize(got, paths)
+        want_threads, got_threads = thread_frames(want), thread_frames(got)
+        same = sum(1 for a, b in zip(w, g) if a == b)
+        extra = past_end(want_threads, got_threads)
+        rows.append((pair.arch.name, pair.name, label, len(want_threads),
+                     sum(map(len, want_threads)), sum(map(len, got_threads)), same,
+                     max(len(w), len(g)), extra))
+        diff = first_difference(w, g)
+        if diff:
+            problems.append(f"{label}: {diff}")
+        if extra:
+            problems.append(f"{label}: {extra} frames past the end")
+    return problems
+
+
+def sb_frames(exe, core, plugin_when=None, object_map=()):
+    """sb_frames.py's lines: THREAD / FRAME pc module`symbol + offset."""
+    lldb_python = subprocess.run([need("lldb-22"), "-P"], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    cmd = ["/usr/bin/python3.11", os.path.join(HERE, "sb_frames.py"), exe, core]
+    if plugin_when:
+        cmd += ["--plugin", plugin_path(), "--when", plugin_when]
+    for a, b in object_map:
+        cmd += ["--object-map", a, b]
+    with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=600,
+                           env=dict(os.environ, PYTHONPATH=lldb_python,
+                                    UNWINDKIT_CACHE_DIR=cache))
+    if p.returncode != 0:
+        raise AssertionError(f"sb_frames.py exit {p.returncode}: {p.stderr[-2000:]}")
+    return p.stdout.splitlines()
+
+
+def sb_threads(lines):
+    """[[(pc, "module`symbol + offset"), ...] per thread] from sb_frames.py's lines."""
+    threads = []
+    for line in lines:
+        if line.startswith("THREAD"):
+            threads.append([])
+        elif line.startswith("FRAME") and threads:
+            _, pc, description = line.split(" ", 2)
+            threads[-1].append((int(pc, 16), description))
+    return threads
+
+
+def dap(exe, core, init=(), post=()):
+    """lldb-dap's [[(pc, name), ...] per thread] and {scope: [(name, value), ...]} of the
+    first __libc_start_call_main frame."""
+    with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
+        session = core_session(need("lldb-dap-22"), exe, core, init, post,
+                               env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache),
+                               variables_of=lambda f: f.get("name", "").startswith(LIBC_FRAME))
+    stacks = [[(int(f["instructionPointerReference"], 16), f.get("name")) for f in frames]
+              for frames in session["stacks"]]
+    variables = {scope: [(v.get("name"), v.get("value")) for v in vs]
+                 for scope, vs in session["variables"].items()}
+    return stacks, variables
+
+
+def compare_frames(client, pair, when, want, got, rows):
+    """Adds a table row; returns the problems. Plugin loaded before the target: pcs and names
+    must all be equal. After: pcs (see the plugin README's Limits for names)."""
+    pairs = [(a, b) for w, g in zip(want, got) for a, b in zip(w, g)]
+    pcs = sum(a[0] == b[0] for a, b in pairs)
+    names = sum(a == b for a, b in pairs)
+    extra = past_end(want, got)
+    total = sum(map(len, want))
+    rows.append((client, pair.arch.name, pair.name, when, total, sum(map(len, got)), pcs, names,
+                 extra))
+    problems = []
+    if [len(t) for t in want] != [len(t) for t in got] or pcs != total:
+        problems.append(f"{client}, plugin {when}: pcs differ: " +
+                        first_difference([hex(f[0]) for t in want for f in t],
+                                         [hex(f[0]) for t in got for f in t]))
+    elif when == "before" and names != total:
+        problems.append(f"{client}, plugin {when}: names differ: " +
+                        first_difference([f[1] for t in want for f in t],
+                                         [f[1] for t in got for f in t]))
+    if extra:
+        problems.append(f"{client}, plugin {when}: {extra} frames past the end")
+    return problems
+
+
+def check_clients(pair, core, rows):
+    """Part 2 on the stripped copy: lldb-dap and the SB API, plugin before and after."""
+    oracle = ehframe_build(pair)
+    maps = ((pair.stripped.dir, oracle.dir),) if oracle.libs else ()
+    map_commands = [f"settings set target.object-map {a} {b}" for a, b in maps]
+    load = f"plugin load {plugin_path()}"
+    problems = []
+    want_sb = sb_threads(sb_frames(oracle.exe, core, object_map=maps))
+    want_dap, want_vars = dap(oracle.exe, core, init=map_commands)
+    for when in ("before", "after"):
+        got = sb_threads(sb_frames(pair.stripped.exe, core, plugin_when=when))
+        problems += compare_frames("sb-api", pair, when, want_sb, got, rows)
+        got_dap, got_vars = dap(pair.stripped.exe, core, init=[load] if when == "before" else (),
+                                post=[load] if when == "after" else ())
+        problems += compare_frames("lldb-dap", pair, when, want_dap, got_dap, rows)
+        if when == "before" and got_vars != want_vars:
+            problems.append(f"lldb-dap, plugin {when}: {LIBC_FRAME} variables {got_vars}, "
+                            f"want {want_vars}")
+    return problems
+
+
+def main():
+    src = os.path.join(os.environ["UNWINDKIT_SOURCE_DIR"], "tests", "programs")
+    only = sys.argv[1:]
+    failures, rows, client_rows = [], [], []
+    with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-same-bt-") as work:
+        for arch in (truth.X86_64, truth.AARCH64):
+            for case in truth.cases_for(arch.name):
+                if only and case.name not in only:
+                    continue
+                name = f"{arch.name} {case.name}"
+                if dict(case.no_truth).get(arch.name):
+                    print(f"SKIP {name}: {dict(case.no_truth)[arch.name]}")
+                    continue
+                try:
+                    pair = truth.build_pair(case, arch, work, src)
+                    core = truth.make_core(pair.stripped, arch)
+                    problems = check(pair, core, rows) + check_clients(pair, core, client_rows)
+                except truth.Skip as e:
+                    print(f"SKIP {name}: {e}")
+                    continue
+                except Exception as e:  # noqa: BLE001 - report every case
+                    traceback.print_exc()
+                    problems = [f"error: {e}"]
+                print(f"{'ok  ' if not problems else 'FAIL'} {name}" +
+                      "".join(f"\n     {p}" for p in problems), flush=True)
+                if problems:
+                    failures.append(name)
+    print(f"\n{'arch':8} {'program':16} {'copy':9} {'threads':>7} {'frames':>7} "
+          f"{'ours':>6} {'lines equal':>13} {'past end':>8}")
+    for arch, prog, label, nthreads, frames, ours, same, total, extra in rows:
+        print(f"{arch:8} {prog:16} {label:9} {nthreads:7} {frames:7} {ours:6} "
+              f"{same:6}/{total:<6} {extra:8}")
+    if rows:
+        same, total = sum(r[6] for r in rows), sum(r[7] for r in rows)
+        print(f"total: {same}/{total} lines equal ({100.0 * same / max(total, 1):.1f} %), "
+              f"{sum(r[8] for r in rows)} frames past the end, {len(rows)} runs")
+    print(f"\n{'client':8} {'arch':8} {'program':16} {'plugin':6} {'frames':>7} {'ours':>6} "
+          f"{'pcs equal':>9} {'names equal':>11} {'past end':>8}")
+    for client, arch, prog, when, frames, ours, pcs, names, extra in client_rows:
+        print(f"{client:8} {arch:8} {prog:16} {when:6} {frames:7} {ours:6} {pcs:9} {names:11} "
+              f"{extra:8}")
+    for when in ("before", "after"):
+        rs = [r for r in client_rows if r[3] == when]
+        if rs:
+            print(f"clients, plugin {when} the target: {sum(r[6] for r in rs)}/"
+                  f"{sum(r[4] for r in rs)} pcs and {sum(r[7] for r in rs)} names equal, "
+                  f"{sum(r[8] for r in rs)} frames past the end, {len(rs)} runs")
+    if not rows:
+        print("SKIP: no case could run")
+        return 0
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
