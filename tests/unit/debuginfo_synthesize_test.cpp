@@ -303,5 +303,19 @@ TEST_F(SynthesizeTest, NoTablesNothingToAdd) {
   EXPECT_TRUE(made->left_out.empty());
 }
 
+// A module whose own .eh_frame covers every SFrame function (the intact build: gcc with
+// --gsframe writes both) gets no .debug_frame from us: a debugger would take ours over its
+// own CFI (GDB 13 prefers a debug file's .debug_frame), and its CFI is already right.
+TEST_F(SynthesizeTest, FunctionsTheModulesCfiCoversAreLeftToIt) {
+  const std::string module = fixture("intact/prog").string();
+  ASSERT_NE(run("readelf -S " + module).find(".eh_frame "), std::string::npos);
+  auto file = elf::ElfFile::open(module);
+  ASSERT_TRUE(file) << file.error().to_string();
+  ASSERT_NE(file->section(".sframe"), nullptr);
+  auto made = debuginfo::synthesize(*file);
+  ASSERT_TRUE(made) << made.error().to_string();
+  EXPECT_TRUE(made->bytes.empty());
+}
+
 }  // namespace
 }  // namespace unwindkit

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "unwindkit/dwarf/cfi.h"
 #include "unwindkit/elf/side_file.h"
 #include "unwindkit/prologue/lower.h"
 #include "unwindkit/sframe/function_rows.h"
@@ -183,6 +184,13 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
 
   if (auto sframe = options.unwind ? usable_sframe(module, out.left_out) : std::nullopt) {
     std::vector<dwarf::CfiFunction> functions = cfi_functions(*sframe, module);
+    // A debugger takes a debug file's .debug_frame over the module's own CFI where both
+    // describe a function (GDB 13 does): leave out what the module's CFI already covers.
+    if (auto own = dwarf::CfiTables::open(module); own && !own->empty())
+      std::erase_if(functions, [&](const dwarf::CfiFunction& fn) {
+        auto covered = own->lookup(fn.start);
+        return covered && *covered;
+      });
     if (auto rule = unwind::entry_point_rule(module)) {
       dwarf::CfiFunction fn{rule->func_start, rule->func_end, {{rule->func_start, *rule}}};
       functions.insert(std::upper_bound(functions.begin(), functions.end(), fn,
@@ -199,7 +207,8 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
         spec.functions.push_back(
             {fmt::format("___lldb_unnamed_symbol_{:x}", fn.start), fn.start, fn.end - fn.start});
     }
-    spec.debug_frame = dwarf::write_debug_frame(functions, {sframe->arch(), sframe->endian, 8});
+    if (!functions.empty())
+      spec.debug_frame = dwarf::write_debug_frame(functions, {sframe->arch(), sframe->endian, 8});
   }
   if (options.unwind && spec.debug_frame.empty() && spec.debug_sections.empty())
     return out;  // nothing to add

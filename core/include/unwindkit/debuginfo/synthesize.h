@@ -1,8 +1,9 @@
 // The debug file synthesized for one ELF module: what a debugger needs to unwind and name a
 // stripped module with no plugin, stated in the formats every debugger reads. It carries the
 // module's build-id (so GDB and LLDB accept it as that module's symbol file, e.g. when a
-// debuginfod server hands it out), `.debug_frame` made from every SFrame row plus the entry
-// point's outermost rule, `.symtab` names, and `.debug_line`/`.debug_info` from `.trace`.
+// debuginfod server hands it out), `.debug_frame` made from every SFrame row (with the
+// prologue analyzer's saves) of each function the module's own CFI does not cover, plus the
+// entry point's outermost rule, `.symtab` names, and `.debug_line`/`.debug_info` from `.trace`.
 // A pure function of the module's bytes.
 #pragma once
 
