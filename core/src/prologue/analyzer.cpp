@@ -107,6 +107,10 @@ Flow apply(FrameModel& m, const Decoder& d, const cs_insn& insn) {
   }
 }
 
+// Bounds the memory for hostile code (a state is a few hundred bytes): no compiled function
+// has nearly as many jump targets.
+constexpr size_t kMaxTargets = 1u << 16;
+
 // The frame states jumps carry: the meet of the states at every jump instruction
 // (conditional or not, direct or not) under each row's CFA, and at the direct ones to each
 // address of the function.
@@ -192,6 +196,7 @@ void Pass::start_block(uint64_t at, const std::optional<CfaKey>& key, const Jump
 void Pass::draft(uint64_t at, bool nothing) {
   Draft d{at, nothing || stopped_.has_value(), m_.state().regs};
   if (d.lost) d.regs = {};
+  if (!drafts_.empty() && drafts_.back().start == at) drafts_.pop_back();  // redrawn
   if (!drafts_.empty() && drafts_.back().lost == d.lost && drafts_.back().regs == d.regs) return;
   drafts_.push_back(d);
 }
@@ -249,6 +254,11 @@ void Pass::run(Decoder& d, Bytes code, std::span<const TableRow> table, const Ju
         (!target || (*target >= func_start_ && *target < func_end_))) {
       add(jumps_.by_cfa, *key, m_.state());
       if (target) add(jumps_.by_target, *target, m_.state());
+      if (jumps_.by_target.size() > kMaxTargets) {
+        lose(at, fmt::format("more than {} jump targets", kMaxTargets));
+        draft(at);
+        break;
+      }
     }
     if (const Flow flow = apply(m_, d, *insn); flow != Flow::Padding) previous = flow;
   }
