@@ -151,6 +151,29 @@ def unwind_info_sections(shared):
             pos += cmdsize
 
 
+def prologue_inputs(_shared):
+    """fuzz_prologue's layout: u8 architecture (0 x86_64, 1 AArch64, 2 s390x), u8 row count,
+    per row u16 start offset, u8 base (bit 0 FP), i16 CFA offset; then the code. The
+    functions and CFA columns of tests/unit/prologue_*_test.cpp."""
+    functions = [
+        (0, [(0x0, 0, 8), (0xb, 0, 16), (0xc, 0, 24), (0x10, 0, 48), (0x24, 0, 24),
+             (0x25, 0, 16), (0x27, 0, 8), (0x28, 0, 48), (0x34, 0, 24), (0x35, 0, 16),
+             (0x37, 0, 8)],
+         "f30f1efa4885ff742f4154534883ec184889fbe8000000004989c44885c075084883c4185b415cc3"
+         "4889dfe8000000004883c4185b415cc331c0c3"),
+        (1, [(0x0, 0, 0), (0x4, 0, 48), (0x28, 0, 0), (0x2c, 0, 48), (0x40, 0, 0)],
+         "fd7bbda9fd030091f35301a9e81300fdf30300aa00000094a00000b4e81340fdf35341a9fd7bc3a8"
+         "c0035fd6e00313aa00000094e81340fdf35341a9fd7bc3a8c0035fd6"),
+        (2, [(0x0, 0, 160), (0x6, 0, 160), (0xa, 0, 336), (0x22, 0, 160)],
+         "eb6ff0300024a7fbff506080f0a0b9040072c0e500000000 6880f0a0eb6ff0e0000407fe"),
+    ]
+    for arch, rows, code in functions:
+        data = bytes([arch, len(rows)])
+        for start, base, cfa in rows:
+            data += struct.pack("<HBh", start, base, cfa)
+        yield f"prologue-{arch}", data + bytes.fromhex(code.replace(" ", ""))
+
+
 SEEDS = {
     "fuzz_sframe": sframe_vectors,
     "fuzz_elf": elf_fixtures,
@@ -161,6 +184,7 @@ SEEDS = {
     "fuzz_cbf": cbf_vectors,
     "fuzz_trace": trace_vectors,
     "fuzz_step": step_inputs,
+    "fuzz_prologue": prologue_inputs,
 }
 
 

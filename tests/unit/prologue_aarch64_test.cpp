@@ -56,9 +56,12 @@ TEST(PrologueAArch64, StoresPairsAndRestores) {
     SCOPED_TRACE(loc);
     EXPECT_EQ(saved_at(a, kBase + loc), body);
   }
+  // At the rets every register is restored, which the CFI says after the last load only:
+  // claimed neither way.
   EXPECT_EQ(saved_at(a, kBase + 0x28), none);
   EXPECT_EQ(saved_at(a, kBase + 0x40), none);
-  for (uint64_t loc : {0x0, 0x4, 0xc, 0x10, 0x28, 0x2c, 0x40}) {
+  EXPECT_FALSE(unchanged_at(a, kBase + 0x28));
+  for (uint64_t loc : {0x0, 0x4, 0xc, 0x10, 0x2c}) {
     SCOPED_TRACE(loc);
     EXPECT_TRUE(unchanged_at(a, kBase + loc));  // x21-x28, d9-d15: never written
   }
@@ -96,6 +99,30 @@ TEST(PrologueAArch64, UnmodelledStackPointerWriteStopsAtTheNextRow) {
   EXPECT_EQ(saved_at(a, kBase + 0x4), (Saved{{r::x29, -16}}));
   EXPECT_EQ(saved_at(a, kBase + 0xc), Saved{});
   EXPECT_FALSE(unchanged_at(a, kBase + 0x4));
+}
+
+TEST(PrologueAArch64, ShrinkWrappedSaveJoinsAtTheJumpTarget) {
+  // 0 stp x29,x30,[sp,#-32]! / 4 mov x29,sp / 8 cbz x0,20 / c str x19,[sp,#16]
+  // 10 mov x19,x0 / 14 bl g / 18 mov x0,x19 / 1c ldr x19,[sp,#16]
+  // 20 ldp x29,x30,[sp],#32 / 24 ret
+  // readelf: 0 sp+0 / 4 sp+32 x29 c-32 / 10 sp+32 x19 c-16 x29 c-32 / 20 sp+32 x19 u x29 c-32
+  //          / 24 sp+0, all u.
+  const std::vector<uint8_t> code = {
+      0xfd, 0x7b, 0xbe, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0xc0, 0x00, 0x00, 0xb4, 0xf3, 0x0b,
+      0x00, 0xf9, 0xf3, 0x03, 0x00, 0xaa, 0x00, 0x00, 0x00, 0x94, 0xe0, 0x03, 0x13, 0xaa,
+      0xf3, 0x0b, 0x40, 0xf9, 0xfd, 0x7b, 0xc2, 0xa8, 0xc0, 0x03, 0x5f, 0xd6};
+  const auto t = test::table(Arch::AArch64, kBase, code.size(),
+                             {{0x0, r::sp, 0}, {0x4, r::sp, 32}, {0x24, r::sp, 0}});
+  const auto a = prologue::analyze(Arch::AArch64, code, kBase, t);
+  EXPECT_TRUE(a.fully_explained);
+  EXPECT_EQ(saved_at(a, kBase + 0x8), (Saved{{r::x29, -32}}));
+  EXPECT_TRUE(unchanged_at(a, kBase + 0x8));
+  EXPECT_EQ(saved_at(a, kBase + 0x14), (Saved{{19, -16}, {r::x29, -32}}));
+  EXPECT_TRUE(unchanged_at(a, kBase + 0x14));
+  // At 0x20 the paths from 0x8 (x19 never saved) and 0x1c (x19 restored) meet: no claim
+  // for x19 there, so none of "unchanged" either.
+  EXPECT_EQ(saved_at(a, kBase + 0x20), (Saved{{r::x29, -32}}));
+  EXPECT_FALSE(unchanged_at(a, kBase + 0x20));
 }
 
 }  // namespace

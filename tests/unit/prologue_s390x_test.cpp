@@ -53,8 +53,8 @@ TEST(PrologueS390x, StoreMultipleAndFloatingPointSaves) {
   EXPECT_EQ(saved_at(a, kBase + 0xe), with_f8);
   EXPECT_EQ(saved_at(a, kBase + 0x12), with_f8);
   EXPECT_TRUE(unchanged_at(a, kBase + 0x12));  // f9-f15
-  EXPECT_EQ(saved_at(a, kBase + 0x22), Saved{});
-  EXPECT_TRUE(unchanged_at(a, kBase + 0x22));
+  EXPECT_EQ(saved_at(a, kBase + 0x22), Saved{});  // restored by lmg: claimed neither way
+  EXPECT_FALSE(unchanged_at(a, kBase + 0x22));
 }
 
 }  // namespace

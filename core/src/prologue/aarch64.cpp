@@ -27,8 +27,10 @@ int64_t width(const Decoder& d, unsigned capstone_reg) {
 }
 
 int64_t shifted(const cs_arm64_op& op) {
-  return op.shift.type == ARM64_SFT_LSL && op.shift.value < 32 ? op.imm << op.shift.value
-                                                                  : op.imm;
+  // Immediates here are 12 bits, shifted by at most 12 (a hostile value is caught by minus()).
+  if (op.shift.type != ARM64_SFT_LSL) return op.imm;
+  if (op.shift.value >= 32 || op.imm < 0 || op.imm > kMaxFrame) return kMaxFrame + 1;
+  return op.imm << op.shift.value;
 }
 
 // A store or load of one or two registers: the registers before the memory operand, an
@@ -52,7 +54,7 @@ bool transfer(FrameModel& m, const Decoder& d, const cs_insn& insn, bool is_stor
     m.move_sp(disp);
     disp = 0;
   }
-  int64_t at = disp;
+  int64_t at = disp;  // an AArch64 offset fits 16 bits: no overflow
   for (int i = 0; i < mem; ++i) {
     const cs_arm64_op& op = a.operands[i];
     if (op.type != ARM64_OP_REG) return false;
@@ -91,13 +93,13 @@ bool arithmetic(FrameModel& m, const Decoder& d, const cs_insn& insn) {
     if (a.op_count != 2) return false;
   } else {
     if (a.op_count != 3 || a.operands[2].type != ARM64_OP_IMM) return false;
-    add = insn.id == ARM64_INS_ADD ? shifted(a.operands[2]) : -shifted(a.operands[2]);
+    add = insn.id == ARM64_INS_ADD ? shifted(a.operands[2]) : minus(0, shifted(a.operands[2])).value_or(kMaxFrame + 1);
   }
   // CFA - dst = (CFA - src) - add.
   const std::optional<int64_t> from = *src == r::sp    ? m.sp()
                                       : *src == r::x29 ? m.fp()
                                                        : std::nullopt;
-  const std::optional<int64_t> value = from ? std::optional<int64_t>(*from - add) : std::nullopt;
+  const std::optional<int64_t> value = minus(from, add);
   if (*dst == r::sp) {
     if (*src != r::sp && *src != r::x29) return false;
     m.set_sp(value);

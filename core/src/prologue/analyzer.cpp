@@ -66,6 +66,39 @@ struct Draft {
   std::array<RegState, kMaxCalleeSaved> regs{};
 };
 
+// A direct jump's target (the last operand, an immediate, on every architecture here).
+std::optional<uint64_t> direct_target(Arch arch, const cs_insn& insn) {
+  switch (arch) {
+    case Arch::X86_64: {
+      const cs_x86& x = insn.detail->x86;
+      if (x.op_count > 0 && x.operands[x.op_count - 1].type == X86_OP_IMM)
+        return static_cast<uint64_t>(x.operands[x.op_count - 1].imm);
+      break;
+    }
+    case Arch::AArch64: {
+      const cs_arm64& a = insn.detail->arm64;
+      if (a.op_count > 0 && a.operands[a.op_count - 1].type == ARM64_OP_IMM)
+        return static_cast<uint64_t>(a.operands[a.op_count - 1].imm);
+      break;
+    }
+    default: {
+      const cs_sysz& z = insn.detail->sysz;
+      if (z.op_count > 0 && z.operands[z.op_count - 1].type == SYSZ_OP_IMM)
+        return static_cast<uint64_t>(z.operands[z.op_count - 1].imm);
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+bool is_padding(Arch arch, const cs_insn& insn) {
+  switch (arch) {
+    case Arch::X86_64: return insn.id == X86_INS_NOP || insn.id == X86_INS_INT3;
+    case Arch::AArch64: return insn.id == ARM64_INS_NOP;
+    default: return false;
+  }
+}
+
 Flow apply(FrameModel& m, const Decoder& d, const cs_insn& insn) {
   switch (m.arch()) {
     case Arch::X86_64: return apply_x86_64(m, d, insn);
@@ -74,12 +107,37 @@ Flow apply(FrameModel& m, const Decoder& d, const cs_insn& insn) {
   }
 }
 
+// Bounds the memory for hostile code (a state is a few hundred bytes): no compiled function
+// has nearly as many jump targets.
+constexpr size_t kMaxTargets = 1u << 16;
+
+// The frame states jumps carry: the meet of the states at every jump instruction
+// (conditional or not, direct or not) under each row's CFA, and at the direct ones to each
+// address of the function.
+struct JumpStates {
+  std::map<CfaKey, FrameState> by_cfa;
+  std::map<uint64_t, FrameState> by_target;
+  bool operator==(const JumpStates&) const = default;
+};
+
+template <class Key>
+void add(std::map<Key, FrameState>& states, const Key& key, const FrameState& s) {
+  const auto [it, fresh] = states.try_emplace(key, s);
+  if (!fresh) it->second = meet(it->second, s);
+}
+
 class Pass {
  public:
   Pass(Arch arch, uint64_t func_start, uint64_t func_end)
       : m_(arch), info_(arch_info(arch)), func_start_(func_start), func_end_(func_end) {}
 
-  Analysis run(Decoder& d, Bytes code, std::span<const TableRow> table);
+  // One linear walk. Code that jumps reach starts from (after a ret or jump) or joins
+  // (else) their state: the jumps to its address, or, for a block no direct jump reaches,
+  // the jumps under its CFA; those `given` (a previous walk's), or without, those seen so
+  // far.
+  void run(Decoder& d, Bytes code, std::span<const TableRow> table, const JumpStates* given);
+  const JumpStates& jumps() const { return jumps_; }
+  Analysis finish() const;
 
  private:
   void lose(uint64_t at, std::string message) {
@@ -87,43 +145,65 @@ class Pass {
     stopped_ = Error{".text", at - func_start_, "instruction", std::move(message),
                      ErrorKind::Unsupported};
   }
-  // A block after a ret or jump: the frame is the one last seen under this row's CFA, less
-  // what the linear path had changed since (a register the CFI may still name).
-  void start_block(uint64_t at, const std::optional<CfaKey>& key);
-  void draft(uint64_t at);
-  Analysis finish() const;
+  void start_block(uint64_t at, const std::optional<CfaKey>& key, const JumpStates& jumps);
+  // The state with the key's register at its CFA distance (a meet may have lost it).
+  FrameState at_key(FrameState s, const CfaKey& key) const {
+    (key.first == info_.sp ? s.sp : s.fp) = key.second;
+    return s;
+  }
+  // Claims from `at` on: the model's, or none.
+  void draft(uint64_t at, bool nothing = false);
 
   FrameModel m_;
   const ArchInfo& info_;
   uint64_t func_start_, func_end_;
-  std::map<CfaKey, FrameState> seen_;
+  bool final_ = false;  // the second walk: the jumps given are all there are
+  JumpStates jumps_;
   std::vector<Draft> drafts_;
   std::optional<Error> stopped_;
 };
 
-void Pass::start_block(uint64_t at, const std::optional<CfaKey>& key) {
-  const auto it = key ? seen_.find(*key) : seen_.end();
-  if (it == seen_.end()) {
-    lose(at, fmt::format("block at {:#x} starts in a frame state the code never reached", at));
+void Pass::start_block(uint64_t at, const std::optional<CfaKey>& key, const JumpStates& jumps) {
+  if (!key) {
+    lose(at, fmt::format("block at {:#x}: its row's CFA is not SP or FP based", at));
     return;
   }
-  FrameState s = it->second;
+  const auto direct = jumps.by_target.find(at);
+  const auto under = jumps.by_cfa.find(*key);
+  FrameState s;
+  if (direct != jumps.by_target.end()) {
+    s = direct->second;
+  } else if (under != jumps.by_cfa.end()) {
+    s = under->second;
+  } else if (final_) {
+    lose(at, fmt::format("block at {:#x}: no jump reaches its frame", at));
+    return;
+  } else {
+    // An earlier walk goes on (its jumps further on are what the next one needs), knowing
+    // nothing of the registers here.
+    for (RegState& r : s.regs) r.kind = Kind::Unknown;
+  }
+  s = at_key(s, *key);
+  // A register the linear path had saved or restored, which the jumps' state has as the
+  // caller's: the CFI (linear too) may still name its slot here. Neither claim is safe.
   const FrameState& before = m_.state();
   for (size_t i = 0; i < s.regs.size(); ++i)
     if (before.regs[i].kind != Kind::Caller && s.regs[i].kind == Kind::Caller)
       s.regs[i].kind = Kind::Unknown;
   m_.set_state(s);
-  m_.leave_epilogue();
 }
 
-void Pass::draft(uint64_t at) {
-  Draft d{at, stopped_.has_value(), m_.state().regs};
+void Pass::draft(uint64_t at, bool nothing) {
+  Draft d{at, nothing || stopped_.has_value(), m_.state().regs};
   if (d.lost) d.regs = {};
+  if (!drafts_.empty() && drafts_.back().start == at) drafts_.pop_back();  // redrawn
   if (!drafts_.empty() && drafts_.back().lost == d.lost && drafts_.back().regs == d.regs) return;
   drafts_.push_back(d);
 }
 
-Analysis Pass::run(Decoder& d, Bytes code, std::span<const TableRow> table) {
+void Pass::run(Decoder& d, Bytes code, std::span<const TableRow> table, const JumpStates* given) {
+  final_ = given != nullptr;
+  const JumpStates& jumps = given ? *given : jumps_;
   std::vector<const TableRow*> rows;
   for (const TableRow& r : table)
     if (r.start < r.end && r.start >= func_start_ && r.start < func_end_) rows.push_back(&r);
@@ -152,19 +232,36 @@ Analysis Pass::run(Decoder& d, Bytes code, std::span<const TableRow> table) {
       boundary = true;
     }
     const auto key = key_of(row, info_);
+    if (previous == Flow::Terminal && is_padding(m_.arch(), *insn)) {
+      draft(at, true);  // alignment between blocks: never executed, nothing to claim
+      continue;
+    }
     if (!stopped_) {
       if (previous == Flow::Terminal ||
           (previous == Flow::Call && boundary && !matches(m_, key, info_)))
-        start_block(at, key);
+        start_block(at, key, jumps);
       else if (boundary && !matches(m_, key, info_))
         lose(at, fmt::format("the code's frame at {:#x} is not the row's", at));
+      else if (const auto join = jumps.by_target.find(at); join != jumps.by_target.end())
+        m_.set_state(key ? at_key(meet(m_.state(), join->second), *key)
+                         : meet(m_.state(), join->second));
     }
     draft(at);
     if (stopped_) break;  // nothing is claimed from here on
-    if (key && !m_.in_epilogue()) seen_.insert_or_assign(*key, m_.state());
+    // A jump within the function (a tail call's leaves it: no block here starts from it).
+    const auto target = direct_target(m_.arch(), *insn);
+    if (key && cs_insn_group(d.handle(), insn, CS_GRP_JUMP) &&
+        (!target || (*target >= func_start_ && *target < func_end_))) {
+      add(jumps_.by_cfa, *key, m_.state());
+      if (target) add(jumps_.by_target, *target, m_.state());
+      if (jumps_.by_target.size() > kMaxTargets) {
+        lose(at, fmt::format("more than {} jump targets", kMaxTargets));
+        draft(at);
+        break;
+      }
+    }
     if (const Flow flow = apply(m_, d, *insn); flow != Flow::Padding) previous = flow;
   }
-  return finish();
 }
 
 Analysis Pass::finish() const {
@@ -180,9 +277,11 @@ Analysis Pass::finish() const {
     bool unknown = d.lost;
     for (size_t i = 0; i < saved.size(); ++i) {
       const RegState& r = d.regs[i];
-      if (r.kind == Kind::Saved || r.kind == Kind::Restored)
+      // A restored register is claimed neither way: the CFI may name its slot or not there
+      // (frame_model.cpp). No caller frame stops in an epilogue.
+      if (r.kind == Kind::Saved)
         region.saved.push_back({saved[i], RegRule::at_cfa(r.slot)});
-      else if (r.kind == Kind::Unknown || (m_.tainted() >> i & 1u) != 0)
+      else if (r.kind != Kind::Caller || (m_.tainted() >> i & 1u) != 0)
         unknown = true;
     }
     region.others_unchanged = out.fully_explained && !unknown;
@@ -199,6 +298,9 @@ Analysis Pass::finish() const {
 }  // namespace
 }  // namespace detail
 
+// Bounds the work on code whose jumps keep changing each other's states.
+constexpr int kMaxWalks = 8;
+
 Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const TableRow> rows) {
   if (code.empty() || code.size() > UINT64_MAX - func_start) return {};
   detail::Decoder* decoder = detail::Decoder::for_arch(arch);
@@ -210,7 +312,24 @@ Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const Tab
                         ErrorKind::Unsupported};
     return out;
   }
-  return detail::Pass(arch, func_start, func_start + code.size()).run(*decoder, code, rows);
+  // Walks until the jumps' states stop changing: each walk starts blocks from the previous
+  // walk's jumps, which include those further on (a loop's back edge). Typically three.
+  const uint64_t func_end = func_start + code.size();
+  detail::Pass first(arch, func_start, func_end);
+  first.run(*decoder, code, rows, nullptr);
+  detail::JumpStates jumps = first.jumps();
+  for (int walk = 0; walk < kMaxWalks; ++walk) {
+    detail::Pass next(arch, func_start, func_end);
+    next.run(*decoder, code, rows, &jumps);
+    if (next.jumps() == jumps) return next.finish();
+    jumps = next.jumps();
+  }
+  Analysis out;
+  out.regions.push_back({func_start, func_end, {}, false});
+  out.stopped = Error{".text", 0, "instruction",
+                      fmt::format("the jumps' frame states did not settle in {} walks", kMaxWalks),
+                      ErrorKind::Unsupported};
+  return out;
 }
 
 }  // namespace unwindkit::prologue

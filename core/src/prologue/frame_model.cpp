@@ -6,6 +6,15 @@ namespace unwindkit::prologue::detail {
 
 using Kind = RegState::Kind;
 
+FrameState meet(const FrameState& a, const FrameState& b) {
+  FrameState out = a;
+  if (a.sp != b.sp) out.sp.reset();
+  if (a.fp != b.fp) out.fp.reset();
+  for (size_t i = 0; i < out.regs.size(); ++i)
+    if (a.regs[i] != b.regs[i]) out.regs[i] = {Kind::Unknown, 0};
+  return out;
+}
+
 FrameModel::FrameModel(Arch arch)
     : arch_(arch),
       saved_(callee_saved_registers(arch).first(
@@ -25,33 +34,25 @@ int FrameModel::index(uint16_t dwarf_reg) const {
 }
 
 std::optional<int64_t> FrameModel::cfa_offset(uint16_t base, int64_t disp) const {
-  if (base == sp_reg_ && state_.sp) return disp - *state_.sp;
-  if (base == fp_reg_ && state_.fp) return disp - *state_.fp;
-  return std::nullopt;
+  // disp - (CFA - base)
+  const std::optional<int64_t> from = base == sp_reg_ ? state_.sp
+                                      : base == fp_reg_ ? state_.fp
+                                                        : std::nullopt;
+  return from ? minus(disp, *from) : std::nullopt;
 }
 
 void FrameModel::move_sp(int64_t delta) {
   if (!state_.sp) return;
-  // Hostile immediates: a frame beyond 2^40 bytes is no frame.
-  if (delta > (int64_t{1} << 40) || delta < -(int64_t{1} << 40)) {
-    state_.sp.reset();
-    return;
-  }
-  if (delta > 0) epilogue_ = true;
-  set_sp(*state_.sp - delta);
+  set_sp(minus(state_.sp, delta));
 }
 
 void FrameModel::set_sp(std::optional<int64_t> cfa_minus_sp) {
-  if (cfa_minus_sp && (*cfa_minus_sp > (int64_t{1} << 40) || *cfa_minus_sp < -(int64_t{1} << 40)))
-    cfa_minus_sp.reset();
-  if (cfa_minus_sp && state_.sp && *cfa_minus_sp < *state_.sp) epilogue_ = true;
+  cfa_minus_sp = minus(cfa_minus_sp, 0);
   state_.sp = cfa_minus_sp;
 }
 
 void FrameModel::set_fp(std::optional<int64_t> cfa_minus_fp) {
-  if (cfa_minus_fp && (*cfa_minus_fp > (int64_t{1} << 40) || *cfa_minus_fp < -(int64_t{1} << 40)))
-    cfa_minus_fp.reset();
-  state_.fp = cfa_minus_fp;
+  state_.fp = minus(cfa_minus_fp, 0);
 }
 
 void FrameModel::store(uint16_t dwarf_reg, std::optional<int64_t> slot) {
@@ -83,13 +84,11 @@ void FrameModel::load(uint16_t dwarf_reg, std::optional<int64_t> slot) {
   if (i < 0) return;
   RegState& r = state_.regs[static_cast<size_t>(i)];
   if (r.kind == Kind::Saved && slot && *slot == r.slot) {
-    epilogue_ = true;
-    // GCC's x86_64 epilogues restore without .cfi_restore: the CFI keeps naming the slot,
-    // which still holds the value, so the claim stays. Elsewhere the CFI restores the rule.
-    if (arch_ == Arch::X86_64)
-      r.kind = Kind::Restored;
-    else
-      r = {};
+    // The register is the caller's again and the slot still holds it, but compilers' CFI
+    // restores the rule anywhere from here to the end of the epilogue (GCC: at once for
+    // some registers, after the last load for others; on x86_64 only before a tail call):
+    // Restored claims nothing either way (analyzer.cpp).
+    r.kind = Kind::Restored;
     return;
   }
   write(dwarf_reg);

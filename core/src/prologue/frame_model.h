@@ -17,7 +17,7 @@ struct RegState {
   enum class Kind : uint8_t {
     Caller,    // holds the caller's value: nothing here wrote it
     Saved,     // the caller's value is at CFA + slot
-    Restored,  // reloaded from CFA + slot, which still holds it (x86_64: CFI keeps naming it)
+    Restored,  // reloaded from CFA + slot, which still holds it (an epilogue)
     Unknown,   // written without a save this model saw
   };
   Kind kind = Kind::Caller;
@@ -35,6 +35,9 @@ struct FrameState {
   bool operator==(const FrameState&) const = default;
 };
 
+// What holds on every path of two: what they agree on, the rest unknown.
+FrameState meet(const FrameState& a, const FrameState& b);
+
 // What kind of control transfer an instruction is, for the analyzer's block boundaries.
 enum class Flow : uint8_t {
   Next,      // falls through
@@ -42,6 +45,17 @@ enum class Flow : uint8_t {
   Terminal,  // ret, unconditional jump, trap: the next instruction starts a new block
   Padding,   // a no-op (alignment between blocks): the flow stays what it was before it
 };
+
+// No real frame is larger: offsets beyond it (hostile immediates) make a value unknown,
+// and keep every sum of two of them far from overflow.
+inline constexpr int64_t kMaxFrame = int64_t{1} << 40;
+
+// a - b, when a is known and both are within kMaxFrame.
+inline std::optional<int64_t> minus(std::optional<int64_t> a, int64_t b) {
+  if (!a || *a > kMaxFrame || *a < -kMaxFrame || b > kMaxFrame || b < -kMaxFrame)
+    return std::nullopt;
+  return *a - b;
+}
 
 class FrameModel {
  public:
@@ -53,18 +67,18 @@ class FrameModel {
   std::span<const uint16_t> callee_saved() const { return saved_; }
   // Registers written while they held the caller's value, anywhere so far.
   uint32_t tainted() const { return tainted_; }
-  // Set once the frame gets smaller or a register is restored: the epilogue, whose states
-  // a later block never starts from.
-  bool in_epilogue() const { return epilogue_; }
-  void leave_epilogue() { epilogue_ = false; }
 
   std::optional<int64_t> sp() const { return state_.sp; }
   std::optional<int64_t> fp() const { return state_.fp; }
+  // The CFA offset of the word at SP, while SP is known.
+  std::optional<int64_t> sp_slot() const { return state_.sp ? minus(0, *state_.sp) : std::nullopt; }
   // The CFA offset of the address base + disp, for base SP or FP while known.
   std::optional<int64_t> cfa_offset(uint16_t base, int64_t disp) const;
 
   // SP moves by `delta` bytes (negative: the frame grows); unknown stays unknown.
   void move_sp(int64_t delta);
+  // SP moves down by `delta` bytes (sub, push): move_sp(-delta) for any delta.
+  void grow(int64_t delta) { move_sp(delta < -kMaxFrame ? kMaxFrame + 1 : -delta); }
   void set_sp(std::optional<int64_t> cfa_minus_sp);
   void set_fp(std::optional<int64_t> cfa_minus_fp);
 
@@ -87,7 +101,6 @@ class FrameModel {
   uint16_t sp_reg_, fp_reg_;
   FrameState state_;
   uint32_t tainted_ = 0;
-  bool epilogue_ = false;
 };
 
 }  // namespace unwindkit::prologue::detail

@@ -97,8 +97,7 @@ bool modelled(FrameModel& m, const Decoder& d, const cs_insn& insn) {
       const std::optional<int64_t> from = base == r::r15   ? m.sp()
                                           : base == r::r11 ? m.fp()
                                                            : std::nullopt;
-      const std::optional<int64_t> value =
-          from ? std::optional<int64_t>(*from - op[1].mem.disp) : std::nullopt;
+      const std::optional<int64_t> value = minus(from, op[1].mem.disp);
       if (*reg0 == r::r15) {
         m.set_sp(value);
         return true;

@@ -30,7 +30,7 @@ std::optional<int64_t> slot_of(const FrameModel& m, const Decoder& d, const cs_x
 
 // A pop into `dst` (nullopt: into memory or a register without a DWARF number).
 void pop_into(FrameModel& m, std::optional<uint16_t> dst, bool full_width) {
-  const std::optional<int64_t> slot = m.sp() ? std::optional<int64_t>(-*m.sp()) : std::nullopt;
+  const std::optional<int64_t> slot = m.sp_slot();
   m.move_sp(8);
   if (!dst) return;
   if (*dst == r::rsp) {
@@ -51,9 +51,8 @@ bool modelled(FrameModel& m, const Decoder& d, const cs_insn& insn) {
   switch (insn.id) {
     case X86_INS_PUSH: {
       if (x.op_count != 1 || op[0].size != 8) return false;
-      m.move_sp(-8);
-      const std::optional<int64_t> slot =
-          m.sp() ? std::optional<int64_t>(-*m.sp()) : std::nullopt;
+      m.grow(8);
+      const std::optional<int64_t> slot = m.sp_slot();
       if (const auto src = reg_of(d, op[0]); src && d.full_width(op[0].reg))
         m.store(*src, slot);
       else
@@ -71,7 +70,10 @@ bool modelled(FrameModel& m, const Decoder& d, const cs_insn& insn) {
     case X86_INS_SUB:
     case X86_INS_ADD:
       if (x.op_count == 2 && is(d, op[0], r::rsp) && op[1].type == X86_OP_IMM) {
-        m.move_sp(insn.id == X86_INS_ADD ? op[1].imm : -op[1].imm);
+        if (insn.id == X86_INS_ADD)
+          m.move_sp(op[1].imm);
+        else
+          m.grow(op[1].imm);
         return true;
       }
       return false;
@@ -82,8 +84,7 @@ bool modelled(FrameModel& m, const Decoder& d, const cs_insn& insn) {
                                           : *base == r::rsp ? m.sp()
                                           : *base == r::rbp ? m.fp()
                                                             : std::nullopt;
-      const std::optional<int64_t> value =
-          from ? std::optional<int64_t>(*from - op[1].mem.disp) : std::nullopt;
+      const std::optional<int64_t> value = minus(from, op[1].mem.disp);
       if (is(d, op[0], r::rsp)) {
         m.set_sp(value);
         return true;

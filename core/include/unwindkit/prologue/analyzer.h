@@ -30,7 +30,9 @@ struct TableRow {
   bool operator==(const TableRow&) const = default;
 };
 
-// What the code proves about the callee-saved registers over [start, end).
+// What the code proves about the callee-saved registers over [start, end): the state before
+// each instruction there executes (a caller frame, whose pc is a return address, asks at
+// pc - 1, inside its call instruction: the state at the call).
 struct Region {
   uint64_t start = 0, end = 0;
   std::vector<SavedReg> saved;    // RegRule::at_cfa(offset) per register saved in this frame, sorted by reg
