@@ -188,8 +188,8 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
     // describe a function (GDB 13 does): leave out what the module's CFI already covers.
     if (auto own = dwarf::CfiTables::open(module); own && !own->empty())
       std::erase_if(functions, [&](const dwarf::CfiFunction& fn) {
-        auto covered = own->lookup(fn.start);
-        return covered && *covered;
+        auto covered = own->lookup(fn.start);  // an error: an FDE we cannot lower (a PLT's)
+        return !covered || *covered;
       });
     if (auto rule = unwind::entry_point_rule(module)) {
       dwarf::CfiFunction fn{rule->func_start, rule->func_end, {{rule->func_start, *rule}}};
