@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "unwindkit/version.h"
+
 namespace unwindkit::lldb_plugin {
 
 bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) {
@@ -10,7 +12,7 @@ bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandR
   if (!args.error.empty() || !args.positional.empty())
     return usage_error(result, args.error.empty() ? "status takes no arguments" : args.error);
   installer_.sync(debugger.GetSelectedTarget());
-  std::string out = fmt::format("unwindkit {}; side files in {}\n",
+  std::string out = fmt::format("unwindkit {}\nunwindkit {}; side files in {}\n", kVersion,
                                 installer_.enabled() ? "enabled" : "disabled",
                                 installer_.cache_dir().string());
   for (lldb::SBModule module : modules(debugger, "")) {

@@ -81,7 +81,8 @@ Usage: unwindkit status"""
         engine = state.engine
         enabled = "enabled" if _unwinder_enabled() else "disabled"
         prefer = "sframe" if engine.prefer_sframe else "cfi"
-        lines = [f"unwinder unwindkit: {enabled}; prefer {prefer}"]
+        lines = [f"unwindkit {_unwindkit.__version__}",
+                 f"unwinder unwindkit: {enabled}; prefer {prefer}"]
         lines.append(f"modules: {len(engine.modules)}")
         lines.extend("  " + _describe_module(m) for m in engine.modules)
         for path, reason in state.skipped:
