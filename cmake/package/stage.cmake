@@ -16,7 +16,12 @@ execute_process(COMMAND ${HELP2MAN} --no-info --no-discard-stderr
                 COMMAND_ERROR_IS_FATAL ANY)
 execute_process(COMMAND ${GZIP} -9n ${man} COMMAND_ERROR_IS_FATAL ANY)
 
-# A native package's changelog (Debian policy 12.7): one entry naming the packaged version.
+# A native package's changelog, in Debian's format (policy 4.4): one entry for the packaged
+# version, dated now (or SOURCE_DATE_EPOCH, for a reproducible package).
 set(changelog ${root}${CPACK_PACKAGING_INSTALL_PREFIX}/share/doc/unwindkit/changelog)
-file(WRITE ${changelog} "unwindkit ${CPACK_PACKAGE_VERSION}: packaged by scripts/package.\n")
+string(TIMESTAMP date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+file(WRITE ${changelog}
+     "unwindkit (${CPACK_PACKAGE_VERSION}) unstable; urgency=medium\n\n"
+     "  * Packaged by scripts/package.\n\n"
+     " -- ${CPACK_PACKAGE_CONTACT}  ${date}\n")
 execute_process(COMMAND ${GZIP} -9n ${changelog} COMMAND_ERROR_IS_FATAL ANY)
