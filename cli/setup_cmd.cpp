@@ -132,14 +132,14 @@ int setup(const Debugger& d, bool remove) {
 }  // namespace
 
 void add_setup_command(CLI::App& app, int& exit_code) {
-  auto* group = app.add_subcommand("setup", "make every GDB or LLDB session of this user load "
+  auto* group = app.add_subcommand("setup", "Make every GDB or LLDB session of this user load "
                                             "the plugin (a line in ~/.gdbinit or ~/.lldbinit)");
   group->require_subcommand(1);
   for (const Debugger* d : {&kGdb, &kLldb}) {
     auto remove = std::make_shared<bool>(false);
     auto* cmd = group->add_subcommand(
-        d->name, std::string("add the plugin's line to ~/") + d->init_file + " (once)");
-    cmd->add_flag("--remove", *remove, "take the line out again");
+        d->name, std::string("Add the plugin's line to ~/") + d->init_file + " (once)");
+    cmd->add_flag("--remove", *remove, "Take the line out again");
     cmd->callback([d, remove, &exit_code] { exit_code = setup(*d, *remove); });
   }
 }
