@@ -27,6 +27,7 @@ void add_dump_command(CLI::App& app, int& exit_code);              // dump_cmd.c
 void add_trace_commands(CLI::App& app, int& exit_code);            // trace_cmd.cpp
 void add_cbf_commands(CLI::App& app, int& exit_code);              // cbf_cmd.cpp
 void add_debuginfod_command(CLI::App& app, int& exit_code);        // debuginfod_cmd.cpp
+void add_setup_command(CLI::App& app, int& exit_code);             // setup_cmd.cpp
 // `sframe verify` and `sframe convert` join the `sframe` group, so they are registered after
 // add_sframe_commands.
 void add_sframe_verify_command(CLI::App& app, int& exit_code);     // sframe_verify_cmd.cpp

@@ -20,6 +20,7 @@
 #include "unwindkit/unwind/bt_report.h"
 #include "unwindkit/unwind/modules.h"
 #include "unwindkit/unwind/walker.h"
+#include "unwindkit/version.h"
 
 namespace py = pybind11;
 
@@ -146,6 +147,7 @@ PYBIND11_MODULE(_unwindkit, m) {
   using namespace unwindkit;
   using namespace unwindkit::gdb;
   m.doc() = "unwindkit core for the GDB plugin";
+  m.attr("__version__") = std::string(kVersion);
 
   py::enum_<Arch>(m, "Arch")
       .value("x86_64", Arch::X86_64)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "module_server.h"
+#include "unwindkit/version.h"
 
 namespace unwindkit::lldb_plugin {
 
@@ -12,7 +13,7 @@ bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandR
   if (!args.error.empty() || !args.positional.empty())
     return usage_error(result, args.error.empty() ? "status takes no arguments" : args.error);
   installer_.sync(debugger.GetSelectedTarget());
-  std::string out = fmt::format("unwindkit {}; side files in {}\n",
+  std::string out = fmt::format("unwindkit {}\nunwindkit {}; side files in {}\n", kVersion,
                                 installer_.enabled() ? "enabled" : "disabled",
                                 installer_.cache_dir().string());
   if (const ModuleServer* server = ModuleServer::instance())

@@ -83,7 +83,8 @@ Usage: unwindkit status"""
         enabled = "enabled" if _unwinder_enabled() else "disabled"
         prefer = "sframe" if engine.prefer_sframe else "cfi"
         sides = state.side_files
-        lines = [f"unwinder unwindkit: {enabled}; prefer {prefer}; "
+        lines = [f"unwindkit {_unwindkit.__version__}",
+                 f"unwinder unwindkit: {enabled}; prefer {prefer}; "
                  f"side files {'on' if sides.enabled else 'off'}"]
         lines.append(f"modules: {len(engine.modules)}")
         lines.extend("  " + _describe_module(m, sides.notes.get(m.path)) for m in engine.modules)

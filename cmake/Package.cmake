@@ -1,0 +1,37 @@
+# The Debian package (scripts/package runs cpack): the CLI in /usr/bin, the plugins where they
+# install (UNWINDKIT_*_INSTALL_DIR), the docs, a man page, and /etc/gdb/gdbinit.d/unwindkit.gdb
+# so that every GDB session loads the plugin (`gdb -nx` still skips it).
+install(FILES README.md DESTINATION share/doc/unwindkit)
+install(DIRECTORY docs/ DESTINATION share/doc/unwindkit)
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME unwindkit)
+set(CPACK_PACKAGE_VENDOR unwindkit)
+set(CPACK_PACKAGE_CONTACT
+    "unwindkit maintainers <maintainers@users.noreply.a-seed-ba9fbec3.example>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "SFrame, compact unwind, .trace and CBF stack tables for GDB and LLDB")
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
+    "Reads, checks and dumps compact stack-unwinding formats (SFrame,\n"
+    "Apple compact unwind, Intel .trace, Swift CBF) and unwinds with them. It ships\n"
+    "a command-line tool and plugins that make GDB and LLDB unwind stripped programs\n"
+    "through these tables.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+# Shared-library dependencies (libdw1, libcapstone4, libfmt9, liblldb-22, ...) come from
+# dpkg-shlibdeps on the binaries; the GDB extension needs the debuggers' Python, which
+# it does not link.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libpython3.11")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gdb | gdb-multiarch, lldb-22")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/package/conffiles)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# After the install into the staging root and before the archive: the gdbinit.d file (its
+# path names the package's prefix, not the build's), the man page made from the staged
+# binary's --help, and the changelog Debian wants of a native package.
+set(CPACK_UNWINDKIT_GDB_PLUGIN
+    ${CPACK_PACKAGING_INSTALL_PREFIX}/${UNWINDKIT_GDB_INSTALL_DIR}/unwindkit-gdb.py)
+set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/package/stage.cmake)
+include(CPack)

@@ -1,0 +1,195 @@
+#!/usr/bin/python3.11
+"""The Debian package (issue P): scripts/package packages this build (UNWINDKIT_BUILD_DIR),
+lintian finds no error, and `dpkg -x` unpacks it into a throwaway root. Then, from that root:
+- the package holds the CLI, both plugins, the gdbinit.d file, the man page and the docs, and
+  declares the libraries the binaries link (dpkg-shlibdeps) and the debuggers' Python;
+- `unwindkit --version` prints the version CMakeLists.txt's project() states;
+- GDB started with the root's gdbinit.d file (its /usr rewritten to the root, as a chroot
+  would see it) unwinds the stripped twin's core with the plugin: `info unwinder` lists
+  unwindkit, every thread's frames start with those GDB alone finds on the intact twin's
+  core (the truth), and they are more than GDB alone finds on the stripped core;
+- `unwindkit setup lldb` / `setup gdb` run twice leave one line in ~/.lldbinit / ~/.gdbinit
+  (a temporary HOME), the debugger then loads the plugin from it (`unwindkit status` prints
+  the same version), and `--remove` gives back the file byte for byte — with and without a
+  final newline, and for a file that did not exist.
+Prints the frame counts per thread: truth, GDB alone, GDB with the package."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import truth  # noqa: E402
+from truth.debuggers import HERE as TRUTH_DIR  # noqa: E402
+from test_gdb_cores import frame_differences  # noqa: E402
+
+SOURCE = os.environ["UNWINDKIT_SOURCE_DIR"]
+GDBINIT_D = "etc/gdb/gdbinit.d/unwindkit.gdb"
+GDB_PLUGIN = "usr/share/unwindkit/gdb/unwindkit-gdb.py"
+LLDB_PLUGIN = "usr/lib/unwindkit/libunwindkit-lldb.so"
+PACKAGED = ("usr/bin/unwindkit", GDB_PLUGIN, "usr/share/unwindkit/gdb/unwindkit_gdb/__init__.py",
+            LLDB_PLUGIN, GDBINIT_D, "usr/share/man/man1/unwindkit.1.gz",
+            "usr/share/doc/unwindkit/README.md", "usr/share/doc/unwindkit/ARCHITECTURE.md")
+# Libraries the binaries link (readelf -d NEEDED), by the Debian package that holds them.
+DEPENDS = ("libpython3.11", "liblldb-22", "libdw1", "libelf1", "libcapstone4", "libfmt9")
+CASE = "omit_fp"  # -fomit-frame-pointer: GDB alone cannot walk it without .eh_frame
+
+
+def project_version():
+    with open(os.path.join(SOURCE, "CMakeLists.txt")) as f:
+        return re.search(r"project\(unwindkit VERSION ([0-9.]+)", f.read()).group(1)
+
+
+def build_package(work):
+    out = os.path.join(work, "package")
+    env = dict(os.environ, UNWINDKIT_PACKAGE_BUILD=os.environ["UNWINDKIT_BUILD_DIR"],
+               UNWINDKIT_PACKAGE_DIR=out)
+    p = truth.run([os.path.join(SOURCE, "scripts", "package")], env=env, timeout=900,
+                  check=False)
+    if p.returncode != 0:
+        raise RuntimeError(f"scripts/package failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    print(p.stdout.strip())
+    debs = [f for f in os.listdir(out) if f.endswith(".deb")]
+    if len(debs) != 1:
+        raise RuntimeError(f"scripts/package made {debs}, not one .deb")
+    return os.path.join(out, debs[0])
+
+
+def check_contents(deb, root):
+    problems = [f"the package has no /{path}" for path in PACKAGED
+                if not os.path.isfile(os.path.join(root, path))]
+    depends = truth.run(["dpkg-deb", "-f", deb, "Depends"]).stdout
+    names = {re.split(r"[ (]", d.strip())[0] for d in depends.replace("|", ",").split(",")}
+    problems += [f"Depends lacks {d}: {depends.strip()}" for d in DEPENDS if d not in names]
+    conffiles = truth.run(["dpkg-deb", "-I", deb, "conffiles"], check=False).stdout
+    if f"/{GDBINIT_D}" not in conffiles.split():
+        problems.append(f"/{GDBINIT_D} is not a conffile")
+    return problems
+
+
+def gdb_frames(gdb, exe, core, init=None):
+    """[[pc, ...] per thread] through GDB's frame API (truth/gdb_frames.py), and the output;
+    with `init` (the package's gdbinit.d file), `info unwinder` and `unwindkit status` too."""
+    extra = ["-ix", init, "-ex", "info unwinder", "-ex", "unwindkit status"] if init else []
+    p = truth.run([gdb, "-batch", "-nx", "-iex", "set pagination off", *extra,
+                   "-x", os.path.join(TRUTH_DIR, "gdb_frames.py"), exe, core], check=False)
+    threads = {}
+    for line in p.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[0] == "FRAME":
+            threads.setdefault(int(parts[1]), []).append(int(parts[3], 16))
+    return [threads[t] for t in sorted(threads)], p.stdout + p.stderr
+
+
+def check_gdb(root, work, version):
+    problems = []
+    with open(os.path.join(root, GDBINIT_D)) as f:
+        installed = f.read()
+    if f"source /{GDB_PLUGIN}\n" not in installed:
+        return [f"/{GDBINIT_D} does not source /{GDB_PLUGIN}:\n{installed}"]
+    # The file as a chroot at `root` would read it.
+    init = os.path.join(work, "unwindkit.gdb")
+    with open(init, "w") as f:
+        f.write(installed.replace("/usr/", f"{root}/usr/"))
+
+    case = next(c for c in truth.cases_for("x86_64") if c.name == CASE)
+    pair = truth.build_pair(case, truth.X86_64, work, os.path.join(SOURCE, "tests", "programs"))
+    intact_core = truth.make_core(pair.intact, pair.arch)
+    stripped_core = truth.make_core(pair.stripped, pair.arch)
+    gdb = truth.tools.need("gdb")
+    want, _ = gdb_frames(gdb, pair.intact.exe, intact_core)
+    alone, _ = gdb_frames(gdb, pair.stripped.exe, stripped_core)
+    got, out = gdb_frames(gdb, pair.stripped.exe, stripped_core, init)
+    for rank, w in enumerate(want):
+        a = len(alone[rank]) if rank < len(alone) else 0
+        g = len(got[rank]) if rank < len(got) else 0
+        print(f"{CASE} thread {rank}: truth {len(w)} frames; GDB alone {a}; "
+              f"GDB with the package {g}")
+    if not re.search(r"^\s+unwindkit\s*$", out, re.MULTILINE):
+        problems.append(f"info unwinder does not list unwindkit:\n{out}")
+    if f"unwindkit {version}\n" not in out:
+        problems.append(f"GDB's unwindkit status does not print `unwindkit {version}`:\n{out}")
+    # As in test_gdb_cores: every truth frame, in order (frames past the truth's outermost
+    # are H2's to judge, not the package's).
+    problems += [f"GDB with the package: {d}" for d in frame_differences(want, got)]
+    if sum(map(len, got)) <= sum(map(len, alone)):
+        problems.append("GDB with the package finds no more frames than GDB alone")
+    return problems
+
+
+def check_setup(unwindkit, debugger, plugin, version, work):
+    """`setup` twice, the debugger loading the plugin from the init file, `--remove`."""
+    problems = []
+    home = os.path.join(work, f"home-{debugger}")
+    os.makedirs(home)
+    init = os.path.join(home, {"gdb": ".gdbinit", "lldb": ".lldbinit"}[debugger])
+    line = {"gdb": "source ", "lldb": "plugin load "}[debugger] + os.path.realpath(plugin)
+    env = dict(os.environ, HOME=home)
+    for original in (None, b"settings set show-progress false\n", b"# no final newline"):
+        if original is None and os.path.exists(init):
+            os.remove(init)
+        elif original is not None:
+            with open(init, "wb") as f:
+                f.write(original)
+        for _ in range(2):
+            p = truth.run([unwindkit, "setup", debugger], env=env)
+            if init not in p.stdout:
+                problems.append(f"setup {debugger} does not say what it changed: {p.stdout}")
+        with open(init) as f:
+            lines = f.read().splitlines()
+        if lines.count(line) != 1:
+            problems.append(f"after setup {debugger} twice, {init} has {lines.count(line)} "
+                            f"lines `{line}`:\n{lines}")
+        if original is None:
+            if debugger == "lldb":
+                cmd = [truth.tools.need("lldb-22"), "-b", "-o", "unwindkit status"]
+            else:
+                cmd = [truth.tools.need("gdb"), "-batch", "-ex", "unwindkit status"]
+            out = truth.run(cmd, env=env, check=False).stdout
+            if f"unwindkit {version}\n" not in out:
+                problems.append(f"{debugger} with {init}: `unwindkit status` does not print "
+                                f"`unwindkit {version}`:\n{out}")
+        truth.run([unwindkit, "setup", debugger, "--remove"], env=env)
+        with open(init, "rb") as f:
+            after = f.read()
+        if after != (original or b""):
+            problems.append(f"setup {debugger} --remove: {init} is {after!r}, was {original!r}")
+    return problems
+
+
+def main():
+    for tool in ("cpack", "dpkg-deb", "help2man"):
+        truth.tools.need(tool)
+    version = project_version()
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="uk-package-") as work:
+        deb = build_package(work)
+        root = os.path.join(work, "root")
+        truth.run(["dpkg", "-x", deb, root])
+        problems += check_contents(deb, root)
+        unwindkit = os.path.join(root, "usr", "bin", "unwindkit")
+        got = truth.run([unwindkit, "--version"]).stdout.strip()
+        print(f"packaged unwindkit --version: {got}")
+        if got != f"unwindkit {version}":
+            problems.append(f"--version prints {got!r}, CMakeLists.txt says {version}")
+        try:
+            problems += check_gdb(root, work, version)
+        except truth.Skip as skip:
+            print(f"SKIP GDB on a core: {skip}")
+        problems += check_setup(unwindkit, "lldb", os.path.join(root, LLDB_PLUGIN), version,
+                                work)
+        problems += check_setup(unwindkit, "gdb", os.path.join(root, GDB_PLUGIN), version, work)
+        # The build tree's binary finds the build tree's plugin.
+        build = os.environ["UNWINDKIT_BUILD_DIR"]
+        problems += check_setup(os.environ["UNWINDKIT"], "lldb",
+                                os.path.join(build, "lldb-plugin", "libunwindkit-lldb.so"),
+                                version, os.path.join(work, "build-tree"))
+    for p in problems:
+        print(f"FAIL {p}")
+    print(f"package: {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
