@@ -110,9 +110,12 @@ def check_gdb(root, work, version):
         problems.append(f"info unwinder does not list unwindkit:\n{out}")
     if f"unwindkit {version}\n" not in out:
         problems.append(f"GDB's unwindkit status does not print `unwindkit {version}`:\n{out}")
-    # As in test_gdb_cores: every truth frame, in order (frames past the truth's outermost
-    # are H2's to judge, not the package's).
+    # Every truth frame, in order, and none past the truth's outermost (`_start`).
     problems += [f"GDB with the package: {d}" for d in frame_differences(want, got)]
+    for rank, w in enumerate(want):
+        extra = len(got[rank]) - len(w) if rank < len(got) else 0
+        if extra > 0:
+            problems.append(f"GDB with the package: thread {rank} has {extra} frames past the end")
     if sum(map(len, got)) <= sum(map(len, alone)):
         problems.append("GDB with the package finds no more frames than GDB alone")
     return problems
