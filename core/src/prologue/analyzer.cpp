@@ -66,6 +66,16 @@ struct Draft {
   std::array<RegState, kMaxCalleeSaved> regs{};
 };
 
+// A call returns to the next instruction: no edge into the function's code, even when it calls
+// the function itself (recursion). Capstone 4 files AArch64 `bl` under the jump group.
+bool is_call(Arch arch, const cs_insn& insn) {
+  switch (arch) {
+    case Arch::X86_64: return insn.id == X86_INS_CALL || insn.id == X86_INS_LCALL;
+    case Arch::AArch64: return insn.id == ARM64_INS_BL || insn.id == ARM64_INS_BLR;
+    default: return insn.id == SYSZ_INS_BRASL || insn.id == SYSZ_INS_BASR;
+  }
+}
+
 // A direct jump's target (the last operand, an immediate, on every architecture here).
 std::optional<uint64_t> direct_target(Arch arch, const cs_insn& insn) {
   switch (arch) {
@@ -250,7 +260,10 @@ void Pass::run(Decoder& d, Bytes code, std::span<const TableRow> table, const Ju
     if (stopped_) break;  // nothing is claimed from here on
     // A jump within the function (a tail call's leaves it: no block here starts from it).
     const auto target = direct_target(m_.arch(), *insn);
-    if (key && cs_insn_group(d.handle(), insn, CS_GRP_JUMP) &&
+    // Capstone puts AArch64 `bl` in the jump group too: a call (to the function itself, in a
+    // recursion) returns here, and is no edge into the function's code.
+    if (key && cs_insn_group(d.handle(), insn, CS_GRP_JUMP) && !is_call(m_.arch(), *insn) &&
+        !cs_insn_group(d.handle(), insn, CS_GRP_CALL) &&
         (!target || (*target >= func_start_ && *target < func_end_))) {
       add(jumps_.by_cfa, *key, m_.state());
       if (target) add(jumps_.by_target, *target, m_.state());
