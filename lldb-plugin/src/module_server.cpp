@@ -3,9 +3,11 @@
 
 #include <elf.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -77,13 +79,41 @@ ModuleServer::ModuleServer(std::filesystem::path client_cache)
     : client_cache_(std::move(client_cache)),
       cache_(std::nullopt, {debuginfo::FallbackNames::Lldb, true}) {}
 
+namespace {
+
+// LLDB's download cache for this process: `<tmp>/unwindkit-lldb-dl-<uid>/<pid>`. Private to
+// the process, because LLDB keys its cache by build-id only and a file fetched by an older
+// plugin or another server would otherwise be reused. LLDB may end without running atexit
+// handlers, so each start also removes the folders of processes that are gone.
+std::optional<std::filesystem::path> client_cache_dir() {
+  std::error_code ec;
+  const auto base = std::filesystem::temp_directory_path() / fmt::format("unwindkit-lldb-dl-{}", ::getuid());
+  std::filesystem::create_directories(base, ec);
+  if (ec || ::chmod(base.c_str(), 0700) != 0) return std::nullopt;
+  struct stat st {};
+  if (::lstat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+    return std::nullopt;  // another user's folder: LLDB would load what they put there
+  for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+    const std::string name = entry.path().filename().string();
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str(), &end, 10);
+    if (end != name.c_str() && *end == '\0' && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 &&
+        errno == ESRCH)
+      std::filesystem::remove_all(entry.path(), ec);
+  }
+  auto dir = base / std::to_string(::getpid());
+  std::filesystem::remove_all(dir, ec);  // a folder left by an earlier process with our pid
+  if (!std::filesystem::create_directory(dir, ec) || ec) return std::nullopt;
+  return dir;
+}
+
+}  // namespace
+
 ModuleServer* ModuleServer::instance() {
   static ModuleServer* server = []() -> ModuleServer* {
-    // Private to this process: LLDB keys its cache by build-id only, so a file fetched by an
-    // older plugin or another server would otherwise be reused.
-    std::string dir = (std::filesystem::temp_directory_path() / "unwindkit-lldb-XXXXXX").string();
-    if (::mkdtemp(dir.data()) == nullptr) return nullptr;
-    auto* made = new ModuleServer(dir);  // lives as long as the process: LLDB never unloads
+    const auto dir = client_cache_dir();
+    if (!dir) return nullptr;
+    auto* made = new ModuleServer(*dir);  // lives as long as the process: LLDB never unloads
     if (made->start()) {
       std::atexit([] {
         std::error_code ec;

@@ -52,16 +52,30 @@ std::string file_path(lldb::SBFileSpec file) {
   return dir ? std::string(dir) + "/" + name : std::string(name);
 }
 
-// `.trace` lies outside every PT_LOAD: LLDB reads it from the file, as it does .sframe.
+// `.trace` lies outside every PT_LOAD: it is read from the module's own file. LLDB's section
+// list is no guide once a symbol file is attached (our side file: LLDB then drops a `.trace`
+// that lies in no segment, and lists the side file's `.debug_info` as the module's).
 void read_trace(lldb::SBModule module, ModuleTables& t) {
-  t.has_debug_info = module.FindSection(".debug_info").IsValid();
-  lldb::SBSection section = module.FindSection(trace::kSectionName);
-  if (!section.IsValid()) return;
-  t.has_trace = true;
-  t.trace_bytes = section_bytes(section);
-  if (t.trace_bytes.size() != section.GetByteSize()) {
-    t.trace_error = Error{trace::kSectionName, 0, "section data", "LLDB could not read the section"};
-    return;
+  if (auto file = elf::ElfFile::open(t.path)) {
+    t.has_debug_info = file->section(".debug_info") != nullptr;
+    const elf::Section* section = file->section(trace::kSectionName);
+    if (section == nullptr) return;
+    t.has_trace = true;
+    t.trace_bytes.assign(section->data.begin(), section->data.end());
+    if (t.trace_bytes.size() != section->size) {
+      t.trace_error = Error{trace::kSectionName, 0, "section data", "the section has no bytes in the file"};
+      return;
+    }
+  } else {
+    t.has_debug_info = module.FindSection(".debug_info").IsValid();
+    lldb::SBSection section = module.FindSection(trace::kSectionName);
+    if (!section.IsValid()) return;
+    t.has_trace = true;
+    t.trace_bytes = section_bytes(section);
+    if (t.trace_bytes.size() != section.GetByteSize()) {
+      t.trace_error = Error{trace::kSectionName, 0, "section data", "LLDB could not read the section"};
+      return;
+    }
   }
   auto decoded = trace::decode(t.trace_bytes, module.GetAddressByteSize() == 4 ? 4 : 8);
   if (!decoded) {

@@ -33,9 +33,16 @@ constexpr const char* kNoFunctionsMarker = "__unwindkit_synthesized";
 // The module's allocated sections, as placeholders: debuggers map a symbol file's symbols onto
 // the module's sections by name and address.
 std::vector<elf::SideFileSection> allocated_sections(const elf::ElfFile& module) {
+  // A section in no PT_LOAD (a `.trace` placed past the image) is not mapped, and a header
+  // for it would make LLDB replace the module's own section, data and all, with ours.
+  auto loaded = [&](const elf::Section& s) {
+    return std::any_of(module.segments().begin(), module.segments().end(), [&](const elf::Segment& p) {
+      return p.type == PT_LOAD && s.addr >= p.vaddr && s.addr - p.vaddr < p.memsz;
+    });
+  };
   std::vector<elf::SideFileSection> out;
   for (const elf::Section& s : module.sections()) {
-    if (!(s.flags & SHF_ALLOC) || s.addr == 0 || !s.name.starts_with('.')) continue;
+    if (!(s.flags & SHF_ALLOC) || s.addr == 0 || !s.name.starts_with('.') || !loaded(s)) continue;
     out.push_back({s.name, s.flags & (SHF_ALLOC | SHF_WRITE | SHF_EXECINSTR), s.addr, s.size,
                    std::max<uint64_t>(1, s.addralign)});
   }
