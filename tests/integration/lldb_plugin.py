@@ -2,8 +2,10 @@
 
 LLDB runs as a subprocess in batch mode (`lldb-22 -b`), so a crash is observed and reported,
 never fatal to the test. Expected values always come from LLDB itself on the intact twin."""
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 
@@ -36,7 +38,10 @@ class Lldb:
     def __init__(self, plugin, cache_dir=None, timeout=600):
         self.lldb = need("lldb-22")
         self.plugin = plugin_path() if plugin else None
-        self.cache_dir = cache_dir or tempfile.mkdtemp(prefix="unwindkit-lldb-cache-")
+        if cache_dir is None:
+            cache_dir = tempfile.mkdtemp(prefix="unwindkit-lldb-cache-")
+            atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
+        self.cache_dir = cache_dir
         self.timeout = timeout
 
     def run(self, commands, exe=None, core=None, check=True):
