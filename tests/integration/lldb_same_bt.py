@@ -14,27 +14,11 @@ import subprocess
 import tempfile
 
 from lldb_plugin import CRASH_MARKERS, plugin_path
-from truth import Build
-from truth.tools import need, run
+from truth.tools import need
 
 # Where the oracle copy lives, beside the pair's "intact" and "stripd" folders.
-EHFRAME_DIR = "ehfram"
 _FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (0x[0-9a-fA-F]+) (.*)$")
 _THREAD = re.compile(r"^\*?\s*thread #\d+")
-
-
-def ehframe_build(pair):
-    """The intact build stripped of symbols with `.eh_frame` kept (made once per pair)."""
-    d = os.path.join(os.path.dirname(pair.intact.dir), EHFRAME_DIR)
-    os.makedirs(d, exist_ok=True)
-    strip = need("strip" if pair.arch.name == "x86_64" else f"{pair.arch.cc[:-len('gcc')]}strip")
-    out = []
-    for src in [pair.intact.exe, *pair.intact.libs]:
-        dst = os.path.join(d, os.path.basename(src))
-        if not os.path.exists(dst):
-            run([strip, "--strip-all", src, "-o", dst])
-        out.append(dst)
-    return Build(d, out[0], out[1:])
 
 
 def bt_all(exe, core, plugin, object_map=(), timeout=600, plugin_after_target=False):

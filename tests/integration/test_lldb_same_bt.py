@@ -27,7 +27,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
 from lldb_same_bt import (  # noqa: E402
-    bt_all, ehframe_build, first_difference, normalize, past_end, same_frame0_threads,
+    bt_all, first_difference, normalize, past_end, same_frame0_threads,
     thread_frames)
 from dap_client import core_session  # noqa: E402
 from lldb_plugin import plugin_path  # noqa: E402
@@ -52,7 +52,7 @@ def variants(pair):
 
 
 def check(pair, core, rows):
-    oracle = ehframe_build(pair)
+    oracle = pair.eh_frame
     oracle_maps = ((pair.stripped.dir, oracle.dir),) if oracle.libs else ()
     want_core = bt_all(oracle.exe, core, plugin=False, object_map=oracle_maps)
     if not any(thread_frames(want_core)):
@@ -156,7 +156,7 @@ def compare_frames(client, pair, when, want, got, rows):
 
 def check_clients(pair, core, rows):
     """Part 2 on the stripped copy: lldb-dap and the SB API, plugin before and after."""
-    oracle = ehframe_build(pair)
+    oracle = pair.eh_frame
     maps = ((pair.stripped.dir, oracle.dir),) if oracle.libs else ()
     map_commands = [f"settings set target.object-map {a} {b}" for a, b in maps]
     load = f"plugin load {plugin_path()}"
