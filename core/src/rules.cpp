@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace unwindkit {
 
 std::string_view source_name(Source source) {
@@ -36,6 +38,19 @@ std::string describe_reg(Arch arch, const RegRule& r) {
 }
 
 }  // namespace
+
+std::vector<uint16_t> carried_registers(const UnwindRule& rule) {
+  const ArchInfo& arch = arch_info(rule.arch);
+  std::vector<uint16_t> out;
+  for (uint16_t r : callee_saved_registers(rule.arch)) {
+    const bool named = r == arch.fp || std::any_of(rule.saved.begin(), rule.saved.end(),
+                                                   [r](const SavedReg& s) { return s.reg == r; });
+    if (r == arch.fp ? rule.fp.kind == RegRule::Kind::Unchanged
+                     : !named && rule.unlisted == Unlisted::Unchanged)
+      out.push_back(r);
+  }
+  return out;
+}
 
 std::string describe(const UnwindRule& rule) {
   std::string cfa = fmt::format("{}{}", reg_name(rule.arch, rule.cfa.reg), offset_str(rule.cfa.offset));

@@ -33,9 +33,8 @@ class Stepper {
     StepResult out{RegisterSet(rule_.arch), cfa_, false};
     RegisterSet& caller = out.caller;
     caller.set_stepped_by(rule_.source);
-    if (rule_.unlisted == Unlisted::Unchanged)
-      for (uint16_t r : callee_saved_registers(rule_.arch))
-        if (auto v = regs_.get(r)) caller.set(r, *v, RegOrigin::Carried);
+    for (uint16_t r : carried_registers(rule_))
+      if (auto v = regs_.get(r)) caller.set(r, *v, RegOrigin::Carried);
 
     if (auto ok = apply(arch_.fp, rule_.fp, caller, RegOrigin::Table); !ok)
       return tl::unexpected(ok.error());

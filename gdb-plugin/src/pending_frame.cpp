@@ -106,20 +106,16 @@ py::object unwind_pending_frame(FrameEngine& engine, py::object pending_frame,
   // The step was given only the registers it reads (SP, FP, the RA register), so callee-saved
   // registers its rule proves unchanged are passed through from this frame. One the rule
   // leaves unproven is not added: GDB shows it <not saved>, never a wrong value.
-  const UnwindRule& rule = *stepped->frame.rule;
-  if (rule.unlisted == Unlisted::Unchanged) {
-    for (uint16_t r : regs->passed_through) {
-      if (caller.known(r) || r == arch_info(rule.arch).fp) continue;
-      if (std::any_of(rule.saved.begin(), rule.saved.end(),
-                      [r](const SavedReg& s) { return s.reg == r; }))
-        continue;
-      const py::object& id = id_of(*regs, r);
-      try {
-        // Only a value this frame has: one <not saved> here stays so in the caller (GDB
-        // fails the whole frame when handed an unavailable value).
-        add(id, gdb_value(bits(read_register(id))));
-      } catch (const py::error_already_set&) {
-      }
+  for (uint16_t r : carried_registers(*stepped->frame.rule)) {
+    if (caller.known(r) || std::find(regs->passed_through.begin(), regs->passed_through.end(),
+                                     r) == regs->passed_through.end())
+      continue;
+    const py::object& id = id_of(*regs, r);
+    try {
+      // Only a value this frame has: one <not saved> here stays so in the caller (GDB fails
+      // the whole frame when handed an unavailable value).
+      add(id, gdb_value(bits(read_register(id))));
+    } catch (const py::error_already_set&) {
     }
   }
   return info;

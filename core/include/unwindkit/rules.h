@@ -110,6 +110,12 @@ struct UnwindRule {
   bool operator==(const UnwindRule&) const = default;
 };
 
+// The callee-saved registers whose caller's value `rule` says is this frame's: every one it
+// does not name when `unlisted` is Unchanged (none otherwise), and the frame pointer when its
+// rule is unchanged. The stepper carries these; a debugger front end that gave the stepper
+// only some registers passes these through itself.
+std::vector<uint16_t> carried_registers(const UnwindRule& rule);
+
 // One-line human description, e.g. "cfa=rsp+16 ra=[cfa-8] fp=[cfa-16]".
 std::string describe(const UnwindRule& rule);
 

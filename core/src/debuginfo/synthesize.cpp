@@ -116,7 +116,7 @@ namespace {
 // A function's rows with the prologue analyzer's findings: a row at every SFrame row start
 // and wherever what the code proves changes (a save between two rows).
 dwarf::CfiFunction analyzed_function(const elf::ElfFile& module, const sframe::Fde& fde,
-                                     std::span<const prologue::TableRow> rows, bool plt) {
+                                     std::span<const prologue::TableRow> rows) {
   dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
   const prologue::Analysis analysis = prologue::analyze_function(
       module, rows.front().rule.arch, fde.func_start, fde.func_end(), rows);
@@ -131,7 +131,6 @@ dwarf::CfiFunction analyzed_function(const elf::ElfFile& module, const sframe::F
     if (row == rows.rend()) continue;
     UnwindRule rule = row->rule;
     prologue::lower(analysis.at(address), rule);
-    if (plt) rule.unlisted = Unlisted::Unchanged;
     fn.rows.push_back({address, std::move(rule)});
   }
   return fn;
@@ -144,10 +143,9 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
   std::vector<dwarf::CfiFunction> out;
   for (size_t i = 0; i < section.fdes.size(); ++i) {
     const sframe::Fde& fde = section.fdes[i];
-    const bool plt = prologue::in_plt(module, fde.func_start);
     if (!fde.pcmask()) {
       if (auto rows = sframe::function_rows(section, i); rows && !rows->empty()) {
-        if (auto fn = analyzed_function(module, fde, *rows, plt); !fn.rows.empty())
+        if (auto fn = analyzed_function(module, fde, *rows); !fn.rows.empty())
           out.push_back(std::move(fn));
         continue;
       }
@@ -155,6 +153,7 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
     dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
     const uint32_t rep = fde.pcmask() ? section.rep_size(fde) : 0;
     const uint32_t blocks = rep != 0 ? (fde.size + rep - 1) / rep : 1;
+    const bool plt = prologue::in_plt(module, fde.func_start);  // a PCMASK FDE has no rows to analyze
     for (uint32_t block = 0; block < blocks; ++block) {
       for (const sframe::Fre& fre : fde.fres) {
         const uint64_t address = fde.func_start + uint64_t{block} * rep + fre.start_offset;

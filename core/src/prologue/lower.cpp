@@ -26,6 +26,12 @@ bool in_plt(const elf::ElfFile& file, uint64_t address) {
 Analysis analyze_function(const elf::ElfFile& file, Arch arch, uint64_t start, uint64_t end,
                           std::span<const TableRow> rows) {
   if (end <= start) return {};
+  if (in_plt(file, start)) {  // nothing to decode: the stubs only jump
+    Analysis plt;
+    plt.regions.push_back({start, end, {}, true});
+    plt.fully_explained = true;
+    return plt;
+  }
   const Bytes code = file.bytes_at_address(start, end - start);
   if (code.size() != end - start) return {};
   return analyze(arch, code, start, rows);

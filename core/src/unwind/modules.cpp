@@ -250,14 +250,10 @@ Result<std::optional<UnwindRule>> Module::sframe_rule(uint64_t pc) {
 
 void Module::add_code_saves(const sframe::Index& index, uint64_t at, UnwindRule& rule) {
   if (rule.outermost()) return;
-  auto file = elf();
-  if (!file) return;
-  if (prologue::in_plt(**file, rule.func_start)) {
-    rule.unlisted = Unlisted::Unchanged;
-    return;
-  }
   auto it = analyses_.find(rule.func_start);
   if (it == analyses_.end()) {
+    auto file = elf();
+    if (!file) return;
     auto rows = index.function_rows(at);
     it = analyses_
              .emplace(rule.func_start,

@@ -23,7 +23,8 @@ void lower(const Region* region, UnwindRule& rule);
 bool in_plt(const elf::ElfFile& file, uint64_t address);
 
 // The analysis of the function [start, end) of `file` against its rows; the code bytes come
-// from the file, as the tables do. An empty Analysis when the file does not hold the code.
+// from the file, as the tables do. A PLT function (in_plt) is one region, every register
+// unchanged. An empty Analysis when the file does not hold the code.
 Analysis analyze_function(const elf::ElfFile& file, Arch arch, uint64_t start, uint64_t end,
                           std::span<const TableRow> rows);
 
