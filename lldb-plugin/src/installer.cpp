@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <set>
 #include <vector>
 
 #include "module_server.h"
@@ -19,6 +20,37 @@ std::filesystem::path default_cache_dir() {
   if (const char* home = std::getenv("HOME"); home && *home)
     return std::filesystem::path(home) / ".cache" / "unwindkit" / "lldb";
   return std::filesystem::temp_directory_path() / fmt::format("unwindkit-lldb-{}", ::getuid());
+}
+
+// How far LLDB placed `module` in `target` from its link-time addresses: nullopt when no
+// segment of it is loaded.
+std::optional<uint64_t> load_bias(lldb::SBTarget target, lldb::SBModule module) {
+  for (size_t i = 0; i < module.GetNumSections(); ++i) {
+    lldb::SBSection segment = module.GetSectionAtIndex(i);
+    const lldb::addr_t load = segment.GetLoadAddress(target);
+    if (load != LLDB_INVALID_ADDRESS && segment.GetByteSize() != 0)
+      return load - segment.GetFileAddress();
+  }
+  return std::nullopt;
+}
+
+// Threads keep the frames they computed, and each frame the module it is in, so LLDB could
+// not drop those modules. A change of load address flushes every thread (SBTarget does so),
+// but a thread keeps its last complete frame list to merge new frames with, and a frame
+// object may be held elsewhere too (frame 0 once the stop was shown). So: every frame list is
+// completed, the module unloaded (the complete lists are kept), the lists computed again
+// without it (a kept frame matched again takes the new, module-less symbol context), and the
+// module loaded back (the new lists become the kept ones, the old ones go).
+void release_frames(lldb::SBTarget target, lldb::SBModule module, std::optional<uint64_t> bias) {
+  if (!bias) return;
+  lldb::SBProcess process = target.GetProcess();
+  auto compute_all = [&process] {
+    for (uint32_t i = 0; i < process.GetNumThreads(); ++i) process.GetThreadAtIndex(i).GetNumFrames();
+  };
+  compute_all();
+  target.ClearModuleLoadAddress(module);
+  compute_all();
+  target.SetModuleLoadAddress(module, *bias);
 }
 
 }  // namespace
@@ -45,15 +77,14 @@ std::shared_ptr<unwind::Module> Installer::core_module(lldb::SBTarget target,
   if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return nullptr;
   // LLDB nests ELF sections under their PT_LOAD segments: the top level is the segments.
   std::vector<unwind::Mapping> mappings;
-  std::optional<uint64_t> bias;
   for (size_t i = 0; i < module.GetNumSections(); ++i) {
     lldb::SBSection segment = module.GetSectionAtIndex(i);
     const lldb::addr_t load = segment.GetLoadAddress(target);
     if (load == LLDB_INVALID_ADDRESS || segment.GetByteSize() == 0) continue;
     mappings.push_back({load, load + segment.GetByteSize(), segment.GetFileOffset()});
-    if (!bias) bias = load - segment.GetFileAddress();
   }
-  if (!bias) return nullptr;
+  const std::optional<uint64_t> bias = load_bias(target, module);
+  if (mappings.empty() || !bias) return nullptr;
   auto& cached = core_modules_[{module_key(module), *bias}];
   if (!cached) {
     cached = std::make_shared<unwind::Module>(path, path, std::move(mappings));
@@ -66,16 +97,74 @@ void Installer::sync_all() {
   for (uint32_t i = 0; i < debugger_.GetNumTargets(); ++i) sync(debugger_.GetTargetAtIndex(i));
 }
 
-void Installer::sync(lldb::SBTarget target) {
-  if (!target.IsValid()) return;
+std::vector<lldb::SBModule> Installer::pending(lldb::SBTarget target) const {
   const lldb::user_id_t id = target.GetGloballyUniqueID();
-  std::vector<lldb::SBModule> pending;
+  std::vector<lldb::SBModule> modules;
   for (uint32_t i = 0; i < target.GetNumModules(); ++i) {
     lldb::SBModule module = target.GetModuleAtIndex(i);
     auto it = installed_.find({id, module_key(module)});
-    if (it == installed_.end() || it->second != enabled_) pending.push_back(module);
+    if (it == installed_.end() || it->second != enabled_) modules.push_back(module);
   }
+  return modules;
+}
+
+bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModule>& pending) {
+  ModuleServer* server = ModuleServer::instance();
+  if (server == nullptr || !enabled_) return false;
+  const lldb::user_id_t id = target.GetGloballyUniqueID();
+  std::set<std::string> keys;
+  for (lldb::SBModule module : pending) {
+    const std::string key = module_key(module);
+    if (server->served(module) || installed_.contains({id, key})) continue;
+    const ModuleState& st = state(module);
+    if (usable(st.tables) || trace_lines(st.tables)) keys.insert(key);
+  }
+  if (keys.empty()) return false;
+  pending.clear();  // no reference of ours may keep LLDB from dropping a module
+
+  struct Entry {
+    lldb::SBModule module;  // kept for the whole reload only by modules that stay the same
+    std::string path, triple, uuid;
+    std::optional<uint64_t> bias;
+    bool remake = false;
+  };
+  std::vector<Entry> entries;
+  for (uint32_t i = 0; i < target.GetNumModules(); ++i) {
+    lldb::SBModule module = target.GetModuleAtIndex(i);
+    const bool remake = keys.contains(module_key(module));
+    if (entries.empty() && !remake) continue;  // before the first one remade: left alone
+    const char* triple = module.GetTriple();
+    const char* uuid = module.GetUUIDString();
+    entries.push_back({module, file_path(module.GetFileSpec()), triple ? triple : "",
+                       uuid ? uuid : "", load_bias(target, module), remake});
+  }
+  release_frames(target, entries.front().module, entries.front().bias);
+  for (Entry& e : entries) {
+    if (e.bias) target.ClearModuleLoadAddress(e.module);
+    target.RemoveModule(e.module);
+    if (e.remake) e.module = lldb::SBModule();
+  }
+  // Drops every module no target uses any more from LLDB's shared cache: the ones to remake
+  // among them, so that adding them back reads their files again.
+  lldb::SBDebugger::MemoryPressureDetected();
+  for (Entry& e : entries) {
+    if (e.remake)
+      e.module = target.AddModule(e.path.c_str(), e.triple.empty() ? nullptr : e.triple.c_str(),
+                                  e.uuid.empty() ? nullptr : e.uuid.c_str());
+    else
+      target.AddModule(e.module);
+    if (e.module.IsValid() && e.bias) target.SetModuleLoadAddress(e.module, *e.bias);
+  }
+  pending = this->pending(target);
+  return true;
+}
+
+void Installer::sync(lldb::SBTarget target) {
+  if (!target.IsValid()) return;
+  const lldb::user_id_t id = target.GetGloballyUniqueID();
+  std::vector<lldb::SBModule> pending = this->pending(target);
   if (pending.empty()) return;
+  reload_unserved(target, pending);
   // Reading and converting a large table takes a moment: say so in LLDB's progress display.
   lldb::SBProgress progress("unwindkit: loading unwind tables", "", pending.size(), debugger_);
   for (lldb::SBModule module : pending) {

@@ -1,5 +1,6 @@
-// Installs unwindkit's unwinding into LLDB: for every module of a target that has SFrame,
-// a side file (module_tables.h) is added with `target symbols add`, so LLDB's own unwinder
+// Installs unwindkit's unwinding into LLDB: every module of a target that has SFrame gets a
+// side file (module_tables.h), from the in-process server as it loads (module_server.h) or
+// with `target symbols add`, so LLDB's own unwinder
 // gets full plans for bt, frame select, register read, up/down. `disable` swaps in the same
 // file without CFI, handing the module back to LLDB's own analysis; `enable` swaps back.
 #pragma once
@@ -11,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "module_tables.h"
 #include "unwindkit/unwind/modules.h"
@@ -43,6 +45,16 @@ class Installer {
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
 
  private:
+  // The modules of `target` not yet given what they should have.
+  std::vector<lldb::SBModule> pending(lldb::SBTarget target) const;
+  // A module LLDB made before `plugin load` has its symbol table read already, and
+  // `target symbols add` never reads it again: its frames would keep no name. Such modules
+  // are made anew instead (removed, dropped from LLDB's module cache, added back at the same
+  // load address), so LLDB fetches each one's side file from the in-process server as it
+  // loads, as for a module that appears after `plugin load`. The modules after the first one
+  // remade are taken out and put back too (the same objects): the target's order stays.
+  // Returns whether it reloaded anything; `pending` is then recomputed.
+  bool reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModule>& pending);
   void install(lldb::SBTarget target, ModuleState& state);
 
   lldb::SBDebugger debugger_;

@@ -14,10 +14,10 @@ Part 2, every client (the stripped copy of each program): a real lldb-dap-22 (at
 = after; threads, stackTrace of every thread, scopes and variables of libc's
 `__libc_start_call_main` frame where there is one) and a Python script using only the SB API
 (sb_frames.py: CreateTarget, LoadCore, GetFrameAtIndex; `plugin load` before the target or
-after the core). Against the same client on the `.eh_frame` copy: with the plugin loaded
-before the target, every frame's pc and name and those variables are equal; loaded after,
-every pc (names are counted: LLDB keeps the symbols it read before the side file came, see
-lldb-plugin/README.md, Limits). No frame past the end in either."""
+after the core). Against the same client on the `.eh_frame` copy, with the plugin loaded
+before the target or after it, every frame's pc and name are equal, and with it loaded before,
+those variables too. No frame past the end in either. Part 1 also runs the prompt with the
+plugin loaded after the core (the stripped copy's own core: "v1 after" / "stripped after")."""
 import os
 import subprocess
 import sys
@@ -57,14 +57,17 @@ def check(pair, core, rows):
     want_core = bt_all(oracle.exe, core, plugin=False, object_map=oracle_maps)
     if not any(thread_frames(want_core)):
         raise AssertionError(f"{pair.name}: LLDB printed no frames on the oracle copy")
-    # (label, executable, object-map, core or None = live, the oracle's lines)
-    runs = [(label, exe, maps, core, want_core) for label, exe, maps in variants(pair)]
+    # (label, executable, object-map, core or None = live, the oracle's lines, plugin after
+    # the target)
+    runs = [(label, exe, maps, core, want_core, False) for label, exe, maps in variants(pair)]
+    # The plugin loaded at the prompt once the core is loaded: modules LLDB made before it.
+    runs.append((runs[0][0] + " after", pair.stripped.exe, (), core, want_core, True))
     if not pair.arch.runner:  # live: LLDB runs the program itself (AArch64 needs qemu)
         want_live = bt_all(oracle.exe, None, plugin=False, object_map=oracle_maps)
-        runs.append(("live", pair.stripped.exe, (), None, want_live))
+        runs.append(("live", pair.stripped.exe, (), None, want_live, False))
     problems = []
-    for label, exe, maps, run_core, want in runs:
-        got = bt_all(exe, run_core, plugin=True, object_map=maps)
+    for label, exe, maps, run_core, want, after in runs:
+        got = bt_all(exe, run_core, plugin=True, object_map=maps, plugin_after_target=after)
         if run_core is None:
             want, got, left_out = same_frame0_threads(want, got)
             if left_out:
@@ -131,8 +134,7 @@ def dap(exe, core, init=(), post=()):
 
 
 def compare_frames(client, pair, when, want, got, rows):
-    """Adds a table row; returns the problems. Plugin loaded before the target: pcs and names
-    must all be equal. After: pcs (see the plugin README's Limits for names)."""
+    """Adds a table row; returns the problems: every pc and every name must be equal."""
     pairs = [(a, b) for w, g in zip(want, got) for a, b in zip(w, g)]
     pcs = sum(a[0] == b[0] for a, b in pairs)
     names = sum(a == b for a, b in pairs)
@@ -145,7 +147,7 @@ def compare_frames(client, pair, when, want, got, rows):
         problems.append(f"{client}, plugin {when}: pcs differ: " +
                         first_difference([hex(f[0]) for t in want for f in t],
                                          [hex(f[0]) for t in got for f in t]))
-    elif when == "before" and names != total:
+    elif names != total:
         problems.append(f"{client}, plugin {when}: names differ: " +
                         first_difference([f[1] for t in want for f in t],
                                          [f[1] for t in got for f in t]))
@@ -202,10 +204,10 @@ def main():
                       "".join(f"\n     {p}" for p in problems), flush=True)
                 if problems:
                     failures.append(name)
-    print(f"\n{'arch':8} {'program':16} {'copy':9} {'threads':>7} {'frames':>7} "
+    print(f"\n{'arch':8} {'program':16} {'copy':14} {'threads':>7} {'frames':>7} "
           f"{'ours':>6} {'lines equal':>13} {'past end':>8}")
     for arch, prog, label, nthreads, frames, ours, same, total, extra in rows:
-        print(f"{arch:8} {prog:16} {label:9} {nthreads:7} {frames:7} {ours:6} "
+        print(f"{arch:8} {prog:16} {label:14} {nthreads:7} {frames:7} {ours:6} "
               f"{same:6}/{total:<6} {extra:8}")
     if rows:
         same, total = sum(r[6] for r in rows), sum(r[7] for r in rows)
