@@ -230,6 +230,10 @@ PYBIND11_MODULE(_unwindkit, m) {
                                                                e.recent_errors().end());
                              })
       .def("record_error", &FrameEngine::record_error, py::arg("message"))
+      .def("ended_at", &FrameEngine::ended_at, py::arg("pc"),
+           "Whether a step of ours ended the stack at a frame with this pc (its rule says the "
+           "return address is undefined).")
+      .def_property_readonly("ended_any", &FrameEngine::ended_any)
       .def("unwind_pending_frame", &unwind_pending_frame, py::arg("pending_frame"),
            py::arg("memory"), py::arg("make_frame_id"),
            "One frame for GDB's unwinder: a gdb.UnwindInfo, or None when the frame is not "

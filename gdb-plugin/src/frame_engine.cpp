@@ -10,10 +10,10 @@ namespace {
 
 constexpr size_t kRecentErrorsKept = 16;
 
-// GDB's own DWARF CFI unwinds the frames it covers; our SFrame covers the rest. With
-// `prefer sframe`, SFrame is asked first.
-constexpr Source kPreferCfi[] = {Source::Cfi, Source::SFrame};
-constexpr Source kPreferSFrame[] = {Source::SFrame, Source::Cfi};
+// GDB's own DWARF CFI unwinds the frames it covers; our SFrame covers the rest, and the
+// program's entry point ends the stack. With `prefer sframe`, SFrame is asked first.
+constexpr Source kPreferCfi[] = {Source::Cfi, Source::SFrame, Source::EntryPoint};
+constexpr Source kPreferSFrame[] = {Source::SFrame, Source::Cfi, Source::EntryPoint};
 
 }  // namespace
 
@@ -30,6 +30,7 @@ void FrameEngine::add(std::shared_ptr<unwind::Module> module) {
 void FrameEngine::clear() {
   modules_.clear();
   stepper_.reset();
+  ended_at_.clear();
 }
 
 void FrameEngine::set_prefer_sframe(bool prefer) {
@@ -49,7 +50,9 @@ std::optional<unwind::StepOutcome> FrameEngine::unwind(unsigned level, const Reg
   switch (out.kind) {
     case unwind::StepOutcome::Kind::LeftToDebugger: return std::nullopt;
     case unwind::StepOutcome::Kind::Stepped: ++claimed_; return out;
-    case unwind::StepOutcome::Kind::Ended: break;
+    case unwind::StepOutcome::Kind::Ended:
+      if (out.stop == unwind::StopKind::Outermost) ended_at_.insert(out.frame.pc());
+      break;
   }
   // A frame no table of ours covers, or where the stack ends, is GDB's business; a table of
   // ours that covers it but could not step it is a failure worth showing.

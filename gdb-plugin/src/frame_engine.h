@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "unwindkit/unwind/modules.h"
@@ -35,6 +36,13 @@ class FrameEngine {
   std::optional<unwind::StepOutcome> unwind(unsigned level, const RegisterSet& regs,
                                             const MemoryReader& mem);
 
+  // Whether a step of ours ended the stack at a frame with this pc: its rule says the return
+  // address is undefined (the program's entry point, SFrame v3's outermost marker). GDB 13's
+  // Python API cannot end a walk (GDB then guesses past such a frame), so the plugin's frame
+  // filter ends `bt` there.
+  bool ended_at(uint64_t pc) const { return ended_at_.contains(pc); }
+  bool ended_any() const { return !ended_at_.empty(); }
+
   // Counters and recent problems for `unwindkit status`.
   uint64_t claimed() const { return claimed_; }
   uint64_t failed() const { return failed_; }
@@ -50,6 +58,7 @@ class FrameEngine {
   uint64_t claimed_ = 0;
   uint64_t failed_ = 0;
   std::deque<std::string> recent_errors_;
+  std::unordered_set<uint64_t> ended_at_;
 };
 
 }  // namespace unwindkit::gdb

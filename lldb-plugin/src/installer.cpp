@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "module_server.h"
@@ -51,6 +54,18 @@ void release_frames(lldb::SBTarget target, lldb::SBModule module, std::optional<
   target.ClearModuleLoadAddress(module);
   compute_all();
   target.SetModuleLoadAddress(module, *bias);
+}
+
+// Drops every module no target uses any more from LLDB's shared cache (the ones to remake
+// among them, so that adding them back reads their files again), until at most `goal` modules
+// remain. A client listening to the target (lldb-dap) holds each removed module in the event
+// that tells it so until its event thread has read it: that is waited for, up to a second.
+void drop_unused_modules(uint32_t goal) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    lldb::SBDebugger::MemoryPressureDetected();
+    if (lldb::SBModule::GetNumberAllocatedModules() <= goal) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace
@@ -139,14 +154,15 @@ bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModul
                        uuid ? uuid : "", load_bias(target, module), remake});
   }
   release_frames(target, entries.front().module, entries.front().bias);
+  const uint32_t allocated = lldb::SBModule::GetNumberAllocatedModules();
   for (Entry& e : entries) {
     if (e.bias) target.ClearModuleLoadAddress(e.module);
     target.RemoveModule(e.module);
     if (e.remake) e.module = lldb::SBModule();
   }
-  // Drops every module no target uses any more from LLDB's shared cache: the ones to remake
-  // among them, so that adding them back reads their files again.
-  lldb::SBDebugger::MemoryPressureDetected();
+  drop_unused_modules(allocated - static_cast<uint32_t>(std::count_if(
+                                     entries.begin(), entries.end(),
+                                     [](const Entry& e) { return e.remake; })));
   for (Entry& e : entries) {
     if (e.remake)
       e.module = target.AddModule(e.path.c_str(), e.triple.empty() ? nullptr : e.triple.c_str(),

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "module_tables.h"
+#include "private_dir.h"
 #include "unwindkit/bytes.h"
 #include "unwindkit/elf/constants.h"
 
@@ -88,11 +89,7 @@ namespace {
 std::optional<std::filesystem::path> client_cache_dir() {
   std::error_code ec;
   const auto base = std::filesystem::temp_directory_path() / fmt::format("unwindkit-lldb-dl-{}", ::getuid());
-  std::filesystem::create_directories(base, ec);
-  if (ec || ::chmod(base.c_str(), 0700) != 0) return std::nullopt;
-  struct stat st {};
-  if (::lstat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
-    return std::nullopt;  // another user's folder: LLDB would load what they put there
+  if (!private_dir(base)) return std::nullopt;
   for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
     const std::string name = entry.path().filename().string();
     char* end = nullptr;

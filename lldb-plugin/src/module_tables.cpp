@@ -8,6 +8,7 @@
 #include <cctype>
 #include <fstream>
 
+#include "private_dir.h"
 #include "unwindkit/debuginfo/synthesize.h"
 #include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/decode.h"
@@ -30,7 +31,6 @@ std::vector<uint8_t> section_bytes(lldb::SBSection section) {
 Result<std::filesystem::path> write_file(const std::filesystem::path& path,
                                          const std::vector<uint8_t>& bytes) {
   std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
   auto tmp = path;
   tmp += fmt::format(".tmp{}", ::getpid());
   {
@@ -102,6 +102,8 @@ Result<std::filesystem::path> side_file_for(const ModuleTables& tables,
                                             const std::filesystem::path& cache_dir,
                                             bool with_unwind) {
   if (tables.build_id.empty()) return fail("side file", 0, tables.path, "module has no build-id");
+  if (!private_dir(cache_dir))
+    return fail("side file", 0, cache_dir.string(), "not a folder of this user's alone");
   auto path = cache_dir / fmt::format("{}.v{}.{}.debug", tables.build_id, kSideFileFormat,
                                       with_unwind ? "sframe" : "plain");
   if (std::filesystem::exists(path)) return path;  // keyed by build-id: same module, same file

@@ -1,14 +1,15 @@
 """unwindkit's GDB adapter: GDB state in, the core's tables and stepper, GDB state out.
 
-install() registers the frame unwinder, the `.trace` frame filter, the `unwindkit` commands,
+install() registers the frame unwinder, the `.trace` frame filter, the frame filter that ends
+`bt` where our step ended the stack (outermost_frames.py), the `unwindkit` commands,
 the objfile events that drop cached tables, and the side files (side_files.py) for objfiles
 loaded before and after it. Installing again (sourcing the file twice) replaces nothing twice.
 """
 
 import gdb
 
-from . import (cbf_commands, commands, compact_unwind_commands, tables, trace_commands,
-               trace_frames, unwinder)
+from . import (cbf_commands, commands, compact_unwind_commands, outermost_frames, tables,
+               trace_commands, trace_frames, unwinder)
 
 _installed = False
 
@@ -38,9 +39,11 @@ def install():
                   gdb.events.memory_changed, gdb.events.register_changed,
                   gdb.events.inferior_call, gdb.events.before_prompt):
         event.connect(lambda *_args: state.memory.flush())
-    gdb.unwinder.register_unwinder(None, unwinder.UnwindkitUnwinder(state), replace=True)
+    python_unwinder = unwinder.UnwindkitUnwinder(state)
+    gdb.unwinder.register_unwinder(None, python_unwinder, replace=True)
     commands.register(state)
     trace_commands.register(trace_frames.register(state))
+    outermost_frames.register(state, python_unwinder)
     cbf_commands.register()
     compact_unwind_commands.register()
     _installed = True

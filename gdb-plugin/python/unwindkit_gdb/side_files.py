@@ -56,7 +56,9 @@ class SideFiles:
 
     def __init__(self, on_error):
         self.enabled = True
-        self.notes = {}  # objfile path -> "side file PATH" or why there is none
+        self.failed = False  # some file that should have had a side file has none
+        self.notes = {}
+        self.failed = False  # objfile path -> "side file PATH" or why there is none
         self._on_error = on_error
 
     def attach_all(self):
@@ -69,6 +71,7 @@ class SideFiles:
             self._attach(objfile)
         except BaseException as error:  # noqa: B036 - nothing may escape into GDB
             self.notes[objfile.filename] = f"no side file: {type(error).__name__}: {error}"
+            self.failed = True
             self._on_error(f"side file for {objfile.filename}: {type(error).__name__}: {error}")
 
     def _attach(self, objfile):

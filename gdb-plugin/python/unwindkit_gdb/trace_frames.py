@@ -115,7 +115,10 @@ class GdbNameDecorator(FrameDecorator):
     name for a frame in a stripped library), else `??`."""
 
     def function(self):
-        name = self.inferior_frame().name()
+        frame = self.inferior_frame()
+        if frame.type() in (gdb.SIGTRAMP_FRAME, gdb.DUMMY_FRAME):
+            return super().function()  # `<signal handler called>`, as GDB prints it
+        name = frame.name()
         return name if name is not None else "??"
 
 
