@@ -99,12 +99,15 @@ def elf_section(path, name, objcopy="objcopy"):
 
 def make_ctf_elf(src, dst, objcopy="objcopy"):
     """A copy of ELF `src` whose `.sframe` (v1) is its CTF Frame twin in `.ctf_frame`, at the
-    same address (objcopy shrinks it by the byte auxhdr_len took). Returns (v1, ctf) bytes."""
+    same address and of the same size: zero bytes after the FRE sub-section stand for the
+    header bytes CTF Frame does not have (auxhdr_len), so that the program headers stay
+    `src`'s (GDB relocates a PIE on a core only when the file's program headers are those in
+    the core's memory, and the twin runs on `src`'s core). Returns (v1, ctf) bytes."""
     address, v1 = elf_section(src, ".sframe", objcopy)
     ctf = v1_to_ctf(v1, address, address)
     blob = dst + ".ctf_frame.bin"
     with open(blob, "wb") as f:
-        f.write(ctf)
+        f.write(ctf + bytes(len(v1) - len(ctf)))
     subprocess.run([objcopy, "--rename-section", ".sframe=.ctf_frame", "--update-section",
                     f".sframe={blob}", src, dst], check=True, capture_output=True)
     os.unlink(blob)

@@ -7,9 +7,8 @@ CTF Frame patch's layout, not by our reader) read exactly as their v1 twins.
    from the bytes): `sframe dump` equals readelf's text for the v1 section, format names
    aside (the title line, CTF_FRAME_ for SFRAME_); `check` passes and says `.ctf_frame OK`;
    `lookup` at every row readelf lists equals `lookup` on the v1 section.
-2. Truth programs (truth/build.py: x86_64 omit_fp and threads, AArch64 omit_fp; binutils 2.40
-   writes SFrame v1): the stripped copy's `.sframe` turned into `.ctf_frame` (objcopy, same
-   address). On the stripped copy's core, with the CTF copy as the executable:
+2. Truth programs (truth/build.py, CASES below; binutils 2.40 writes SFrame v1): the stripped
+   copy's `.sframe` turned into `.ctf_frame` (objcopy, same address and size). On the stripped copy's core, with the CTF copy as the executable:
    `sframe dump`, `check`, `lookup` at every row, `unwindkit bt`, GDB's `thread apply all bt`
    with the plugin and LLDB's `bt all` with the plugin each equal the v1 copy's; GDB's
    `unwindkit status` names `.ctf_frame` and a side file for the CTF copy.
@@ -31,7 +30,11 @@ from test_gdb_same_bt import run_bt  # noqa: E402
 UNWINDKIT = os.environ["UNWINDKIT"]
 _ROW = re.compile(r"^    ([0-9a-f]{16})  ")
 _FUNC = re.compile(r"^    func idx \[\d+\]: pc = (0x[0-9a-f]+)")
-CASES = (("x86_64", "omit_fp"), ("x86_64", "threads"), ("aarch64", "omit_fp"))
+# Programs without shared libraries of their own (a twin's library would need a sysroot at the
+# path the core names): the PLT (a PCMASK function), threads, a signal frame, realignment.
+CASES = tuple(("x86_64", c) for c in ("opt_mix", "omit_fp", "realign", "plt_libc", "threads",
+                                      "signal_handler", "signal_entry")) + \
+    tuple(("aarch64", c) for c in ("opt_mix", "omit_fp", "plt_libc", "threads"))
 
 
 def uk(*args):
