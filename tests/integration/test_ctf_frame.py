@@ -6,7 +6,9 @@ CTF Frame patch's layout, not by our reader) read exactly as their v1 twins.
    readelf 2.40's text): each one's CTF Frame twin as a raw section (`--raw`, the format told
    from the bytes): `sframe dump` equals readelf's text for the v1 section, format names
    aside (the title line, CTF_FRAME_ for SFRAME_); `check` passes and says `.ctf_frame OK`;
-   `lookup` at every row readelf lists equals `lookup` on the v1 section.
+   `lookup` at every row readelf lists equals `lookup` on the v1 section. Corrupt copies
+   (bad magic, version 2, FRE type 0 and 4, truncations): `check` and `dump` exit 1 naming
+   `.ctf_frame`, the byte offset and the field.
 2. Truth programs (truth/build.py, CASES below; binutils 2.40 writes SFrame v1): the stripped
    copy's `.sframe` turned into `.ctf_frame` (objcopy, same address and size). On the stripped copy's core, with the CTF copy as the executable:
    `sframe dump`, `check`, `lookup` at every row, `unwindkit bt`, GDB's `thread apply all bt`
@@ -126,6 +128,42 @@ def check_vectors(shared, work, failures):
         failures.append("no binutils 2.40 vectors found")
 
 
+def check_corruptions(work, failures):
+    """`sframe check` and `dump` on corrupt raw CTF Frame sections (--format ctf-frame): exit 1
+    and the byte offset and field as the patch's layout places them (27-byte header: magic at
+    0, version at 2, cth_fdeoff at 19; FDE 0's ctf_func_info at 27 + 16)."""
+    with open(os.path.join(os.environ["UNWINDKIT_SHARED_DIR"], "vectors", "sframe",
+                           "test-x86_64-2.40.json")) as f:
+        v = json.load(f)
+    good = v1_to_ctf(bytes(v["content"]), v["section_base"], v["section_base"])
+
+    def patched(at, value):
+        b = bytearray(good)
+        b[at] = value
+        return bytes(b)
+
+    cases = [("bad magic", patched(0, 0x12), 0, "ctfp_magic"),
+             ("version 2", patched(2, 2), 2, "ctfp_version"),
+             ("FRE type 0", patched(43, good[43] & 0xF0), 43, "fde[0].info"),
+             ("FRE type 4", patched(43, (good[43] & 0xF0) | 4), 43, "fde[0].info"),
+             ("truncated header", good[:20], 19, "cth_fdeoff"),
+             ("truncated FREs", good[:-1], 15, "cth_fre_len")]
+    passed = 0
+    for label, data, offset, field in cases:
+        path = os.path.join(work, "corrupt.ctf")
+        with open(path, "wb") as f:
+            f.write(data)
+        want = f".ctf_frame+{offset:#x}: {field}: "
+        rc, out, _ = uk("sframe", "check", "--raw", "--format", "ctf-frame", path)
+        drc, _, derr = uk("sframe", "dump", "--raw", "--format", "ctf-frame", path)
+        if rc == 1 and want in out and drc == 1 and want in derr:
+            passed += 1
+        else:
+            failures.append(f"corruption {label}: want {want!r}; check exit {rc}: {out}"
+                            f"dump exit {drc}: {derr}")
+    print(f"corruptions (check and dump, offset and field): {passed}/{len(cases)}")
+
+
 def normalized_gdb(lines, folders):
     out = []
     for line in lines:
@@ -203,6 +241,7 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="uk-ctf-frame-") as work:
         check_vectors(shared, work, failures)
+        check_corruptions(work, failures)
         for arch_name, case_name in CASES:
             arch = truth.X86_64 if arch_name == "x86_64" else truth.AARCH64
             case = next(c for c in truth.cases_for(arch_name) if c.name == case_name)

@@ -182,7 +182,11 @@ TEST(CtfFrame, FreTypeZeroAndFourAreUnknown) {
     auto d = sframe::decode(b, kAddress, sframe::Format::CtfFrame);
     ASSERT_FALSE(d) << int{type};
     EXPECT_EQ(d.error().section, ".ctf_frame");
+    EXPECT_EQ(d.error().offset, info);
     EXPECT_EQ(d.error().field, "fde[0].info");
+    auto index = sframe::Index::build(b, kAddress, sframe::Format::CtfFrame);
+    ASSERT_FALSE(index);
+    EXPECT_EQ(index.error(), d.error());
   }
 }
 

@@ -24,6 +24,7 @@ Result<Section> decode(Bytes bytes, uint64_t section_address, Format format) {
   for (size_t i = 0; i < h.num_fdes; ++i) {
     auto fde = detail::read_fde(layout->section, layout->fres, h, i, section_address);
     if (!fde) return tl::unexpected(fde.error());
+    if (auto type = detail::check_fre_type(h, *fde, i); !type) return tl::unexpected(type.error());
     uint64_t pos = detail::first_fre_pos(h, *fde);
     // Every FRE takes at least 2 bytes: never reserve more than the sub-section can hold.
     fde->fres.reserve(std::min<uint64_t>(fde->num_fres, h.fre_len / 2));

@@ -78,6 +78,7 @@ Result<Index> Index::build(Bytes bytes, uint64_t section_address, Format format)
   for (size_t i = 0; i < h.num_fdes; ++i) {
     auto fde = detail::read_fde(layout->section, layout->fres, h, i, section_address);
     if (!fde) return tl::unexpected(fde.error());
+    if (auto type = detail::check_fre_type(h, *fde, i); !type) return tl::unexpected(type.error());
     uint64_t pos = detail::first_fre_pos(h, *fde);
     uint32_t previous = 0;
     for (size_t j = 0; j < fde->num_fres; ++j) {

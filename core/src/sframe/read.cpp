@@ -167,6 +167,18 @@ Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const He
   return fde;
 }
 
+uint64_t fde_info_offset(const Header& header, const Fde& fde) {
+  const VersionLayout& layout = version_layout(header);
+  return (layout.attr_in_fres ? header.fre_subsection() + fde.fre_off : fde.start_field) +
+         layout.info_at;
+}
+
+Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_index) {
+  if (fre_start_size(fde.fre_type(), header.format) != 0) return {};
+  return fail(header.section_name(), fde_info_offset(header, fde), fde_field(fde_index, "info"),
+              fmt::format("unknown FRE type {}", fde.fre_type()));
+}
+
 uint64_t first_fre_pos(const Header& header, const Fde& fde) {
   return uint64_t{fde.fre_off} + version_layout(header).attr_size;
 }

@@ -47,6 +47,13 @@ Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const He
 // Position inside the FRE sub-section of an FDE's first FRE.
 uint64_t first_fre_pos(const Header& header, const Fde& fde);
 
+// Byte offset in the section of FDE `fde`'s info byte (in its entry, or v3's attribute record).
+uint64_t fde_info_offset(const Header& header, const Fde& fde);
+
+// The FDE's FRE type is one the format defines, else the Error at its info byte: checked before
+// its rows are read, whose size depends on it.
+Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_index);
+
 // The FRE at `pos` inside the FRE sub-section `fres`, its data words appended to `words`
 // (fre.first_word says where they start); advances `pos` past it. On an Error `words` may
 // hold part of the row.

@@ -127,17 +127,14 @@ class Checker {
   void check_fde(const Fde& fde, size_t i) {
     const VersionLayout& layout = version_layout(section_.header);
     // Where the FDE's info, info2 and rep_size are: in its entry, or its attribute record.
-    const uint64_t attr = layout.attr_in_fres
-                              ? section_.header.fre_subsection() + fde.fre_off
-                              : fde.start_field;
-    const uint64_t info_at = attr + layout.info_at;
+    const uint64_t info_at = detail::fde_info_offset(section_.header, fde);
+    const uint64_t attr = info_at - layout.info_at;
     const uint8_t known_info = layout.known_info;
     if ((fde.info & ~known_info) != 0)
       problem(info_at, detail::fde_field(i, "info"),
               fmt::format("unknown info bits {:#04x}", fde.info & ~known_info));
-    if (detail::fre_start_size(fde.fre_type(), format_) == 0)
-      problem(info_at, detail::fde_field(i, "info"),
-              fmt::format("unknown FRE type {}", fde.fre_type()));
+    if (auto type = detail::check_fre_type(section_.header, fde, i); !type)
+      problems_.push_back(type.error());
     if (layout.info2_at != kAbsent && (fde.info2 & kInfo2FdeTypeMask) > kFdeTypeFlex)
       problem(attr + layout.info2_at, detail::fde_field(i, "info2"),
               fmt::format("unknown FDE type {}", fde.info2 & kInfo2FdeTypeMask));
@@ -166,6 +163,8 @@ class Checker {
 
   void check_fres(const ByteReader& fres, size_t model_index, size_t i) {
     Fde& fde = section_.fdes[model_index];
+    // Rows of an unknown FRE type cannot be read (check_fde reported the type).
+    if (!detail::check_fre_type(section_.header, fde, i)) return;
     const uint32_t num = fde.num_fres;
     const uint64_t limit = fde.pcmask() ? section_.rep_size(fde) : fde.size;
     uint64_t pos = detail::first_fre_pos(section_.header, fde);
