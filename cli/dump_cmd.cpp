@@ -10,6 +10,7 @@
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/macho/macho_file.h"
 #include "unwindkit/sframe/dump.h"
+#include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/section.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/trace/constants.h"
@@ -45,25 +46,27 @@ int dump_macho(const std::string& path, std::shared_ptr<const std::vector<uint8_
   return kExitOk;
 }
 
-// `.sframe` as `unwindkit sframe dump` prints it, then `.trace` as `unwindkit trace dump`.
+// `.sframe` (or `.ctf_frame`) as `unwindkit sframe dump` prints it, then `.trace` as
+// `unwindkit trace dump`.
 int dump_elf(const std::string& path, std::shared_ptr<const std::vector<uint8_t>> image) {
   auto f = elf::ElfFile::parse(std::move(image), path);
   if (!f) return report(path, f.error());
-  const elf::Section* sframe_section = f->section(".sframe");
+  const auto sframe_section = sframe::find_section(*f);
   const elf::Section* trace_section = f->section(trace::kSectionName);
-  if (sframe_section == nullptr && trace_section == nullptr) {
+  if (!sframe_section && trace_section == nullptr) {
     std::fprintf(stderr, "unwindkit: %s: no unwind tables this tool reads\n", path.c_str());
     return kExitDataProblem;
   }
-  if (sframe_section != nullptr) {
-    auto section = sframe::decode(sframe_section->data, sframe_section->addr);
+  if (sframe_section) {
+    auto section = sframe::decode(sframe_section->section->data, sframe_section->section->addr,
+                                  sframe_section->format);
     if (!section) return report(path, section.error());
     sframe::dump(*section, write_stdout);
   }
   if (trace_section != nullptr) {
     auto section = trace::decode(trace_section->data, f->is_64() ? 8 : 4);
     if (!section) return report(path, section.error());
-    if (sframe_section != nullptr) std::fputs("\n", stdout);
+    if (sframe_section) std::fputs("\n", stdout);
     std::fputs(trace::dump_records(*section, trace_section->data).c_str(), stdout);
   }
   return kExitOk;

@@ -1,6 +1,7 @@
-// `unwindkit sframe dump|lookup|check`: the SFrame section of an ELF file (or a raw section
-// image with --raw) as readelf-identical text or JSON (docs/sframe-json.md), the rule at one
-// address, and the strict checks (every problem, exit 1 if any).
+// `unwindkit sframe dump|lookup|check`: the SFrame section of an ELF file (`.sframe`, or CTF
+// Frame's `.ctf_frame`), or a raw section image with --raw, as readelf-identical text or JSON
+// (docs/sframe-json.md), the rule at one address, and the strict checks (every problem, exit 1
+// if any).
 #include <elf.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "commands.h"
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/sframe/dump.h"
+#include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/report.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
@@ -24,6 +26,7 @@ struct Input {
   std::string path;
   bool raw = false;
   std::string section_address = "0";
+  std::string format;  // --raw: "sframe" or "ctf-frame"; empty: what the bytes say
 };
 
 // The section bytes and where they live; keeps the ELF image (or raw file) alive.
@@ -32,6 +35,7 @@ struct Loaded {
   std::vector<uint8_t> raw_bytes;
   Bytes bytes;
   uint64_t address = 0;
+  sframe::Format format = sframe::Format::SFrame;
   std::vector<sframe::AddressRange> text;  // executable sections of a linked ELF
 };
 
@@ -41,6 +45,9 @@ std::optional<Loaded> load(const Input& in) {
     if (!read_whole_file(in.path, l.raw_bytes)) return std::nullopt;
     l.bytes = l.raw_bytes;
     parse_address(in.section_address, l.address);  // validated by CLI11
+    l.format = in.format.empty()          ? sframe::detect_format(l.bytes)
+               : in.format == "ctf-frame" ? sframe::Format::CtfFrame
+                                          : sframe::Format::SFrame;
     return l;
   }
   auto f = elf::ElfFile::map(in.path);
@@ -49,13 +56,14 @@ std::optional<Loaded> load(const Input& in) {
     return std::nullopt;
   }
   l.elf = std::move(*f);
-  const elf::Section* s = l.elf->section(sframe::kSectionName);
-  if (s == nullptr || s->type == elf::kSectionNoBits) {
-    std::fprintf(stderr, "unwindkit: %s: no .sframe section\n", in.path.c_str());
+  const auto found = sframe::find_section(*l.elf);
+  if (!found) {
+    std::fprintf(stderr, "unwindkit: %s: no .sframe or .ctf_frame section\n", in.path.c_str());
     return std::nullopt;
   }
-  l.bytes = s->data;
-  l.address = s->addr;
+  l.bytes = found->section->data;
+  l.address = found->section->addr;
+  l.format = found->format;
   // Unrelocated objects have no addresses to check functions against.
   if (l.elf->type() != elf::kTypeRel)
     for (const elf::Section& sec : l.elf->sections())
@@ -68,7 +76,7 @@ std::optional<sframe::Section> load_decoded(const Input& in, Loaded& l) {
   auto loaded = load(in);
   if (!loaded) return std::nullopt;
   l = std::move(*loaded);
-  auto s = sframe::decode(l.bytes, l.address);
+  auto s = sframe::decode(l.bytes, l.address, l.format);
   if (!s) {
     std::fprintf(stderr, "unwindkit: %s: %s\n", in.path.c_str(), s.error().to_string().c_str());
     return std::nullopt;
@@ -79,10 +87,16 @@ std::optional<sframe::Section> load_decoded(const Input& in, Loaded& l) {
 void add_input_options(CLI::App* cmd, Input& in) {
   cmd->add_option("FILE", in.path, "ELF file (exe, .so, .o; ELF32/64, either byte order)")
       ->required();
-  CLI::Option* raw = cmd->add_flag("--raw", in.raw, "FILE is a bare .sframe section image");
+  CLI::Option* raw = cmd->add_flag(
+      "--raw", in.raw, "FILE is a bare .sframe (or .ctf_frame) section image");
   cmd->add_option("--section-address", in.section_address,
                   "address of the raw section (default 0)")
       ->check(address_validator())
+      ->needs(raw);
+  cmd->add_option("--format", in.format,
+                  "what the raw section is (default: what its header says; CTF Frame and "
+                  "SFrame v1 share magic and version)")
+      ->check(CLI::IsMember({"sframe", "ctf-frame"}))
       ->needs(raw);
 }
 
@@ -117,8 +131,8 @@ int run_lookup(const Input& in, const std::string& addr_text, bool as_json) {
 int run_check(const Input& in) {
   auto l = load(in);
   if (!l) return kExitDataProblem;
-  const auto problems = sframe::validate(l->bytes, l->address, l->text);
-  write_stdout(sframe::check_text(in.path, problems));
+  const auto problems = sframe::validate(l->bytes, l->address, l->text, l->format);
+  write_stdout(sframe::check_text(in.path, problems, l->format));
   return problems.empty() ? kExitOk : kExitDataProblem;
 }
 

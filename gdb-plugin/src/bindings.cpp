@@ -85,7 +85,7 @@ std::string dump_text(Module& mod) {
   auto bytes = mod.sframe_section();
   sframe::FileTable table{mod.path(), nullptr, {}, bytes ? bytes->bytes.size() : 0};
   if (!bytes) return sframe::dump_text({table});
-  auto section = sframe::decode(bytes->bytes, bytes->address);
+  auto section = sframe::decode(bytes->bytes, bytes->address, bytes->format);
   if (section) table.section = &*section;
   else table.problem = section.error().to_string();
   return sframe::dump_text({table});
@@ -95,10 +95,11 @@ std::string dump_text(Module& mod) {
 // `dump` and readelf show them); functions must lie in the file's executable segments.
 // (text, passed).
 std::pair<std::string, bool> check_text(Module& mod) {
-  if (!mod.sframe_section()) return {sframe::dump_text({{mod.path(), nullptr, {}, 0}}), false};
+  const auto bytes = mod.sframe_section();
+  if (!bytes) return {sframe::dump_text({{mod.path(), nullptr, {}, 0}}), false};
   std::vector<Error> problems = mod.sframe_problems();
   if (auto s = mod.sframe(); !s && problems.empty()) problems.push_back(s.error());
-  return {sframe::check_text(mod.path(), problems), problems.empty()};
+  return {sframe::check_text(mod.path(), problems, bytes->format), problems.empty()};
 }
 
 // `unwindkit sframe lookup`: the rule at run-time `pc`. (text, found).
@@ -185,6 +186,12 @@ PYBIND11_MODULE(_unwindkit, m) {
                                auto s = mod.sframe_section();
                                if (!s) return std::nullopt;
                                return s->address + mod.bias();
+                             })
+      .def_property_readonly("sframe_name",
+                             [](Module& mod) -> std::optional<std::string> {
+                               auto s = mod.sframe_section();
+                               if (!s) return std::nullopt;
+                               return sframe::format_info(s->format).section_name;
                              })
       .def_property_readonly("sframe_size",
                              [](Module& mod) -> size_t {

@@ -19,7 +19,7 @@ namespace {
 // a static program linked from objects without `.eh_frame` has libc's CFI but none for its
 // own functions.
 bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionBytes& bytes) {
-  auto section = sframe::decode(bytes.bytes, bytes.address);
+  auto section = sframe::decode(bytes.bytes, bytes.address, bytes.format);
   if (!section) return false;
   for (const sframe::Fde& fde : section->fdes) {
     // bias 0: run-time = link-time address. An error is CFI we cannot lower (a PLT's CFA

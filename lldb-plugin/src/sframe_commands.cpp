@@ -18,7 +18,7 @@ constexpr OptionSpec kCheckOptions[] = {kModuleOption};
 // A module's table as the dump report takes it, decoded into `decoded`.
 sframe::FileTable file_table(const ModuleTables& t, std::optional<sframe::Section>& decoded) {
   const auto bytes = *t.module->sframe_section();
-  auto section = sframe::decode(bytes.bytes, bytes.address);
+  auto section = sframe::decode(bytes.bytes, bytes.address, bytes.format);
   if (!section) return {t.path, nullptr, section.error().to_string(), 0};
   decoded = std::move(*section);
   return {t.path, &*decoded, {}, bytes.bytes.size()};
@@ -63,11 +63,12 @@ bool SframeCheckCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCom
   bool bad = false;
   for (lldb::SBModule module : modules(debugger, args.get("module"))) {
     const ModuleTables& t = installer_.state(module).tables;
-    if (!t.module->sframe_section()) continue;
+    const auto bytes = t.module->sframe_section();
+    if (!bytes) continue;
     // A table that does not decode has that one problem (the strict checks never ran).
     std::vector<Error> problems = t.module->sframe_problems();
     if (auto s = t.module->sframe(); !s && problems.empty()) problems.push_back(s.error());
-    out += sframe::check_text(t.path, problems);
+    out += sframe::check_text(t.path, problems, bytes->format);
     bad |= !problems.empty();
   }
   if (out.empty()) return usage_error(result, "no module with .sframe matches");

@@ -26,11 +26,13 @@ bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandR
     out += fmt::format("{}\n  build-id {}\n", t.path, t.build_id.empty() ? "(none)" : t.build_id);
     const auto& problems = t.module->sframe_problems();
     if (auto index = t.module->sframe(); index && *index) {
-      out += fmt::format("  .sframe at 0x{:x} ({} bytes): version {}, {} functions\n",
-                         section->address, section->bytes.size(), (*index)->header().version,
+      out += fmt::format("  {} at 0x{:x} ({} bytes): version {}, {} functions\n",
+                         (*index)->header().section_name(), section->address,
+                         section->bytes.size(), (*index)->header().version,
                          (*index)->function_count());
     } else if (!index && problems.empty()) {
-      out += fmt::format("  .sframe at 0x{:x} ({} bytes): error: {}\n", section->address,
+      out += fmt::format("  {} at 0x{:x} ({} bytes): error: {}\n",
+                         sframe::format_info(section->format).section_name, section->address,
                          section->bytes.size(), index.error().to_string());
     }
     for (const Error& e : problems) out += fmt::format("  problem: {}\n", e.to_string());

@@ -22,6 +22,22 @@ def sframe_vectors(shared):
             yield os.path.basename(path), bytes(content)
 
 
+def ctf_frame_vectors(shared):
+    """CTF Frame twins of the binutils 2.40 (v1) vectors, made by the integration tests'
+    helper from the CTF Frame patch's layout; those CTF Frame cannot express are left out."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "integration"))
+    from ctf_frame import v1_to_ctf
+    for path in sorted(glob.glob(os.path.join(shared, "vectors/sframe/*-2.40.json"))):
+        with open(path) as f:
+            v = json.load(f)
+        try:
+            yield os.path.basename(path), v1_to_ctf(bytes(v["content"]), v["section_base"],
+                                                    v["section_base"])
+        except ValueError:
+            continue
+
+
 def step_inputs(shared):
     """fuzz_step's layout: u8 flags, u64 pc (0x1000 + low 16 bits), u64 sp, u64 fp, u16 stack
     length, the stack bytes (at sp), then an SFrame section decoded at address 0x1000. Each
@@ -176,6 +192,7 @@ def prologue_inputs(_shared):
 
 SEEDS = {
     "fuzz_sframe": sframe_vectors,
+    "fuzz_ctf_frame": ctf_frame_vectors,
     "fuzz_elf": elf_fixtures,
     "fuzz_synthesize": elf_fixtures,
     "fuzz_macho": macho_builds,

@@ -16,6 +16,7 @@
 #include "unwindkit/prologue/lower.h"
 #include "unwindkit/sframe/function_rows.h"
 #include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
 #include "unwindkit/trace/constants.h"
@@ -65,17 +66,19 @@ std::map<uint64_t, std::string> function_names(const elf::ElfFile& module) {
 // goes to `left_out` and gives no CFI at all (a debugger is better off with none than wrong).
 std::optional<sframe::Section> usable_sframe(const elf::ElfFile& module,
                                              std::vector<Error>& left_out) {
-  const elf::Section* section = module.section(sframe::kSectionName);
-  if (section == nullptr || section->type == elf::kSectionNoBits) return std::nullopt;
+  const auto found = sframe::find_section(module);
+  if (!found) return std::nullopt;
+  const elf::Section* section = found->section;
   std::vector<sframe::AddressRange> code;
   for (const elf::Section& s : module.sections())
     if ((s.flags & SHF_ALLOC) && (s.flags & SHF_EXECINSTR)) code.push_back({s.addr, s.addr + s.size});
-  std::vector<Error> problems = sframe::validate(section->data, section->addr, code);
+  std::vector<Error> problems =
+      sframe::validate(section->data, section->addr, code, found->format);
   if (!problems.empty()) {
     left_out.push_back(std::move(problems.front()));
     return std::nullopt;
   }
-  auto decoded = sframe::decode(section->data, section->addr);
+  auto decoded = sframe::decode(section->data, section->addr, found->format);
   if (!decoded) {
     left_out.push_back(decoded.error());
     return std::nullopt;

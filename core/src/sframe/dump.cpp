@@ -23,8 +23,10 @@ std::string flags_text(const Section& s) {
   const uint8_t flags = s.header.flags;
   if (old_style(s)) {
     // 2.40 strcpy()s each name over the previous one: only the last set flag survives.
-    if ((flags & kFlagFramePointer) != 0) return "SFRAME_F_FRAME_POINTER";
-    if ((flags & kFlagFdeSorted) != 0) return "SFRAME_F_FDE_SORTED";
+    // CTF Frame spells them as its header does (CTF_FRAME_F_...).
+    const char* prefix = s.header.info().prefix;
+    if ((flags & kFlagFramePointer) != 0) return fmt::format("{}_F_FRAME_POINTER", prefix);
+    if ((flags & kFlagFdeSorted) != 0) return fmt::format("{}_F_FDE_SORTED", prefix);
     return "NONE";
   }
   std::vector<const char*> names;
@@ -38,7 +40,7 @@ std::string flags_text(const Section& s) {
 void dump_header(const Section& s, fmt::memory_buffer& out) {
   auto o = std::back_inserter(out);
   fmt::format_to(o, "\n  Header :\n\n");
-  fmt::format_to(o, "    Version: SFRAME_VERSION_{}\n", s.header.version);
+  fmt::format_to(o, "    Version: {}_VERSION_{}\n", s.header.info().prefix, s.header.version);
   fmt::format_to(o, "    Flags: {}\n", flags_text(s));
   if (!old_style(s)) {
     if (s.fp_fixed())
@@ -154,7 +156,8 @@ void dump(const Section& section, const std::function<void(std::string_view)>& s
     sink(std::string_view(out.data(), out.size()));
     out.clear();
   };
-  fmt::format_to(std::back_inserter(out), "Contents of the SFrame section .sframe:");
+  fmt::format_to(std::back_inserter(out), "Contents of the {} section {}:",
+                 section.header.info().title, section.header.section_name());
   dump_header(section, out);
   fmt::format_to(std::back_inserter(out), "\n  Function Index :\n");
   for (size_t i = 0; i < section.fdes.size(); ++i) {

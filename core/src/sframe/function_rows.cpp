@@ -43,7 +43,7 @@ Result<std::vector<prologue::TableRow>> function_rows(const Section& section, si
 Result<std::vector<prologue::TableRow>> Index::function_rows(uint64_t pc) const {
   const auto i = find_fde(pc);
   if (!i) return std::vector<prologue::TableRow>();
-  auto layout = detail::read_layout(bytes_);
+  auto layout = detail::read_layout(bytes_, header_.format);
   if (!layout) return tl::unexpected(layout.error());
   auto fde = detail::read_fde(layout->section, layout->fres, header_, *i, address_);
   if (!fde) return tl::unexpected(fde.error());
@@ -51,7 +51,7 @@ Result<std::vector<prologue::TableRow>> Index::function_rows(uint64_t pc) const 
   std::vector<int32_t> words;
   uint64_t pos = detail::first_fre_pos(header_, *fde);
   for (size_t j = 0; j < fde->num_fres; ++j) {
-    auto fre = detail::read_fre(layout->fres, pos, fde->fre_type(), *i, j, words);
+    auto fre = detail::read_fre(layout->fres, pos, fde->fre_type(), *i, j, header_.format, words);
     if (!fre) return tl::unexpected(fre.error());
     fde->fres.push_back(*fre);
   }

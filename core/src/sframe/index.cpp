@@ -68,8 +68,8 @@ struct RowAt {
 
 }  // namespace
 
-Result<Index> Index::build(Bytes bytes, uint64_t section_address) {
-  auto layout = detail::read_layout(bytes);
+Result<Index> Index::build(Bytes bytes, uint64_t section_address, Format format) {
+  auto layout = detail::read_layout(bytes, format);
   if (!layout) return tl::unexpected(layout.error());
   const Header& h = layout->header;
   Index index(bytes, layout->section.endian(), h, section_address);
@@ -78,10 +78,11 @@ Result<Index> Index::build(Bytes bytes, uint64_t section_address) {
   for (size_t i = 0; i < h.num_fdes; ++i) {
     auto fde = detail::read_fde(layout->section, layout->fres, h, i, section_address);
     if (!fde) return tl::unexpected(fde.error());
+    if (auto type = detail::check_fre_type(h, *fde, i); !type) return tl::unexpected(type.error());
     uint64_t pos = detail::first_fre_pos(h, *fde);
     uint32_t previous = 0;
     for (size_t j = 0; j < fde->num_fres; ++j) {
-      auto fre = detail::check_fre(layout->fres, pos, fde->fre_type(), i, j);
+      auto fre = detail::check_fre(layout->fres, pos, fde->fre_type(), i, j, format);
       if (!fre) return tl::unexpected(fre.error());
       if (j > 0 && fre->start_offset < previous) index.rows_ascending_ = false;
       previous = fre->start_offset;
@@ -201,7 +202,7 @@ Result<std::optional<UnwindRule>> Index::lookup(uint64_t pc) const {
   }
   // The last row starting at or before `offset`. Rows in order (the rule): scan until the
   // first row past it. Out of order: choose exactly as a binary search over the decoded rows.
-  const size_t start_size = detail::fre_start_size(fde.fre_type());
+  const size_t start_size = detail::fre_start_size(fde.fre_type(), header_.format);
   uint64_t pos = header_.fre_subsection() + fde.fre_off + layout.attr_size;
   std::optional<RowAt> found;
   std::vector<RowAt> all;

@@ -80,7 +80,7 @@ UnwindRule detail::lower_row(const Header& header, const Fde& fde, uint8_t fre_i
                                  : RegRule::unchanged();
   rule.ra = lower_slot(row.ra, ra_default);
   rule.fp = lower_slot(row.fp, fp_default);
-  rule.ra_mangled = (fre_info & kFreInfoRaMangled) != 0;
+  rule.ra_mangled = (fre_info & kFreInfoRaMangled & header.info().known_fre_info) != 0;
   rule.pauth_key = aarch64 && fde.pauth_key_b() ? PauthKey::B : PauthKey::A;
   return rule;
 }

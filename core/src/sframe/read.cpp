@@ -9,9 +9,8 @@ namespace unwindkit::sframe::detail {
 
 namespace {
 
-bool known_abi(uint8_t abi) {
-  return abi == kAbiAArch64Big || abi == kAbiAArch64Little || abi == kAbiAmd64Little ||
-         abi == kAbiS390xBig;
+bool known_abi(const Header& h) {
+  return h.abi_arch >= kAbiAArch64Big && h.abi_arch <= h.info().last_abi;
 }
 
 bool fits(const ByteReader& r, uint64_t pos, uint64_t n) {
@@ -20,18 +19,22 @@ bool fits(const ByteReader& r, uint64_t pos, uint64_t n) {
 
 }  // namespace
 
-Result<Endian> section_endian(Bytes bytes) {
-  ByteReader r(bytes, Endian::Little, kSectionName);
-  auto magic = r.u16("sfp_magic");
+Result<Endian> section_endian(Bytes bytes, Format format) {
+  const FormatInfo& info = format_info(format);
+  ByteReader r(bytes, Endian::Little, info.section_name);
+  auto magic = r.u16(info.header.magic.name);
   if (!magic) return tl::unexpected(magic.error());
   if (*magic == kMagic) return Endian::Little;
   if (*magic == kMagicSwapped) return Endian::Big;
-  return r.error_at(0, "sfp_magic", fmt::format("bad magic {:#06x} (want 0xdee2)", *magic));
+  return r.error_at(0, info.header.magic.name,
+                    fmt::format("bad magic {:#06x} (want {:#06x})", *magic, kMagic));
 }
 
-Result<Header> read_header(const ByteReader& section) {
+Result<Header> read_header(const ByteReader& section, Format format) {
   ByteReader r = section;
   Header h;
+  h.format = format;
+  const HeaderLayout& f = format_info(format).header;
   // Each read names the header field; the first short read is the Error.
 #define UK_READ(dst, fn, name)    \
   do {                            \
@@ -39,61 +42,61 @@ Result<Header> read_header(const ByteReader& section) {
     if (!v) return tl::unexpected(v.error()); \
     dst = *v;                     \
   } while (0)
-  UK_READ(h.magic, u16, "sfp_magic");
-  UK_READ(h.version, u8, "sfp_version");
-  UK_READ(h.flags, u8, "sfp_flags");
-  UK_READ(h.abi_arch, u8, "sfh_abi_arch");
-  UK_READ(h.cfa_fixed_fp_offset, i8, "sfh_cfa_fixed_fp_offset");
-  UK_READ(h.cfa_fixed_ra_offset, i8, "sfh_cfa_fixed_ra_offset");
-  UK_READ(h.auxhdr_len, u8, "sfh_auxhdr_len");
-  UK_READ(h.num_fdes, u32, "sfh_num_fdes");
-  UK_READ(h.num_fres, u32, "sfh_num_fres");
-  UK_READ(h.fre_len, u32, "sfh_fre_len");
-  UK_READ(h.fdeoff, u32, "sfh_fdeoff");
-  UK_READ(h.freoff, u32, "sfh_freoff");
+  UK_READ(h.magic, u16, f.magic.name);
+  UK_READ(h.version, u8, f.version.name);
+  UK_READ(h.flags, u8, f.flags.name);
+  UK_READ(h.abi_arch, u8, f.abi_arch.name);
+  UK_READ(h.cfa_fixed_fp_offset, i8, f.fixed_fp.name);
+  UK_READ(h.cfa_fixed_ra_offset, i8, f.fixed_ra.name);
+  if (f.auxhdr_len.at != kAbsent) UK_READ(h.auxhdr_len, u8, f.auxhdr_len.name);
+  UK_READ(h.num_fdes, u32, f.num_fdes.name);
+  UK_READ(h.num_fres, u32, f.num_fres.name);
+  UK_READ(h.fre_len, u32, f.fre_len.name);
+  UK_READ(h.fdeoff, u32, f.fdeoff.name);
+  UK_READ(h.freoff, u32, f.freoff.name);
 #undef UK_READ
   return h;
 }
 
-Result<Layout> read_layout(Bytes bytes) {
-  auto endian = section_endian(bytes);
+Result<Layout> read_layout(Bytes bytes, Format format) {
+  auto endian = section_endian(bytes, format);
   if (!endian) return tl::unexpected(endian.error());
-  const ByteReader r(bytes, *endian, kSectionName);
-  auto header = read_header(r);
+  const ByteReader r(bytes, *endian, format_info(format).section_name);
+  auto header = read_header(r, format);
   if (!header) return tl::unexpected(header.error());
   const Header& h = *header;
-  if (h.version < kVersion1 || h.version > kVersion3)
-    return fail(ErrorKind::Unsupported, kSectionName, kOffVersion, "sfp_version",
+  const HeaderLayout& f = h.info().header;
+  if (h.version < kVersion1 || h.version > h.info().last_version)
+    return fail(ErrorKind::Unsupported, h.section_name(), f.version.at, f.version.name,
                 fmt::format("unknown version {}", h.version));
-  if (!known_abi(h.abi_arch))
-    return fail(ErrorKind::Unsupported, kSectionName, kOffAbiArch, "sfh_abi_arch",
+  if (!known_abi(h))
+    return fail(ErrorKind::Unsupported, h.section_name(), f.abi_arch.at, f.abi_arch.name,
                 fmt::format("unknown ABI {}", h.abi_arch));
-  if (kHeaderSize + h.auxhdr_len > bytes.size())
-    return r.error_at(kOffAuxHdrLen, "sfh_auxhdr_len",
+  if (h.size() > bytes.size())
+    return r.error_at(f.auxhdr_len.at, f.auxhdr_len.name,
                       fmt::format("aux header of {} bytes runs past the section end",
                                   h.auxhdr_len));
 
-  const uint64_t fde_bytes = uint64_t{h.num_fdes} * version_layout(h.version).entry_size;
+  const uint64_t fde_bytes = uint64_t{h.num_fdes} * version_layout(h).entry_size;
   if (h.fde_subsection() > bytes.size() || fde_bytes > bytes.size() - h.fde_subsection())
-    return r.error_at(kOffNumFdes, "sfh_num_fdes",
-                      fmt::format("{} FDEs at sfh_fdeoff {:#x} run past the section end",
-                                  h.num_fdes, h.fdeoff));
+    return r.error_at(f.num_fdes.at, f.num_fdes.name,
+                      fmt::format("{} FDEs at {} {:#x} run past the section end", h.num_fdes,
+                                  f.fdeoff.name, h.fdeoff));
   if (h.fre_subsection() > bytes.size() || h.fre_len > bytes.size() - h.fre_subsection())
-    return r.error_at(kOffFreLen, "sfh_fre_len",
-                      fmt::format("{} bytes of FREs at sfh_freoff {:#x} run past the section end",
-                                  h.fre_len, h.freoff));
-  auto fres = r.sub(static_cast<size_t>(h.fre_subsection()), h.fre_len, "sfh_freoff");
+    return r.error_at(f.fre_len.at, f.fre_len.name,
+                      fmt::format("{} bytes of FREs at {} {:#x} run past the section end",
+                                  h.fre_len, f.freoff.name, h.freoff));
+  auto fres = r.sub(static_cast<size_t>(h.fre_subsection()), h.fre_len, f.freoff.name);
   if (!fres) return tl::unexpected(fres.error());
   return Layout{r, h, *fres};
 }
 
-size_t fre_start_size(uint8_t fre_type) {
-  switch (fre_type) {
-    case kFreTypeAddr1: return 1;
-    case kFreTypeAddr2: return 2;
-    case kFreTypeAddr4: return 4;
-    default: return 0;
-  }
+size_t fre_start_size(uint8_t fre_type, Format format) {
+  const FormatInfo& info = format_info(format);
+  if (fre_type == info.fre_type_addr1) return 1;
+  if (fre_type == info.fre_type_addr2) return 2;
+  if (fre_type == info.fre_type_addr4) return 4;
+  return 0;
 }
 
 std::string fde_field(size_t fde, std::string_view field) {
@@ -106,7 +109,7 @@ std::string fre_field(size_t fde, size_t fre, std::string_view field) {
 
 Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const Header& header,
                      size_t index, uint64_t section_address) {
-  const VersionLayout& layout = version_layout(header.version);
+  const VersionLayout& layout = version_layout(header);
   Fde fde;
   const uint64_t at = header.fde_subsection() + index * uint64_t{layout.entry_size};
   fde.start_field = at;
@@ -157,14 +160,27 @@ Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const He
   if (layout.rep_size_at != kAbsent)
     if (auto v = get(*attr, layout.rep_size_at, 1, "rep_size", fde.rep_size); !v)
       return tl::unexpected(v.error());
-  // PCREL: relative to this FDE's start field; otherwise to the section start (notes §1).
-  const uint64_t base = section_address + (header.pcrel() ? at : 0);
+  // PCREL (and CTF Frame): relative to this FDE's start field; otherwise to the section start
+  // (notes §1).
+  const uint64_t base = section_address + (header.start_from_fde() ? at : 0);
   fde.func_start = base + static_cast<uint64_t>(fde.start_value);
   return fde;
 }
 
+uint64_t fde_info_offset(const Header& header, const Fde& fde) {
+  const VersionLayout& layout = version_layout(header);
+  return (layout.attr_in_fres ? header.fre_subsection() + fde.fre_off : fde.start_field) +
+         layout.info_at;
+}
+
+Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_index) {
+  if (fre_start_size(fde.fre_type(), header.format) != 0) return {};
+  return fail(header.section_name(), fde_info_offset(header, fde), fde_field(fde_index, "info"),
+              fmt::format("unknown FRE type {}", fde.fre_type()));
+}
+
 uint64_t first_fre_pos(const Header& header, const Fde& fde) {
-  return uint64_t{fde.fre_off} + version_layout(header.version).attr_size;
+  return uint64_t{fde.fre_off} + version_layout(header).attr_size;
 }
 
 namespace {
@@ -172,10 +188,10 @@ namespace {
 // An FRE's start and info byte, and that its words are in bounds; `pos` is left at the first
 // word. Field names are formatted only for the Error.
 Result<Fre> read_fre_head(const ByteReader& fres, uint64_t& pos, uint8_t fre_type,
-                          size_t fde_index, size_t fre_index) {
+                          size_t fde_index, size_t fre_index, Format format) {
   Fre fre;
   fre.offset = fres.table_offset(0) + pos;
-  const size_t start_size = fre_start_size(fre_type);
+  const size_t start_size = fre_start_size(fre_type, format);
   if (start_size == 0)
     return fres.error_at(0, fde_field(fde_index, "info"),
                          fmt::format("unknown FRE type {}", fre_type));
@@ -214,8 +230,8 @@ Result<Fre> read_fre_head(const ByteReader& fres, uint64_t& pos, uint8_t fre_typ
 }  // namespace
 
 Result<Fre> read_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
-                     size_t fre_index, std::vector<int32_t>& words) {
-  auto fre = read_fre_head(fres, pos, fre_type, fde_index, fre_index);
+                     size_t fre_index, Format format, std::vector<int32_t>& words) {
+  auto fre = read_fre_head(fres, pos, fre_type, fde_index, fre_index, format);
   if (!fre) return fre;
   fre->first_word = static_cast<uint32_t>(words.size());
   const size_t word_size = size_t{1} << fre->word_size_code();
@@ -230,8 +246,8 @@ Result<Fre> read_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, si
 }
 
 Result<Fre> check_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
-                      size_t fre_index) {
-  auto fre = read_fre_head(fres, pos, fre_type, fde_index, fre_index);
+                      size_t fre_index, Format format) {
+  auto fre = read_fre_head(fres, pos, fre_type, fde_index, fre_index, format);
   if (fre) pos += uint64_t{fre->word_count()} << fre->word_size_code();
   return fre;
 }

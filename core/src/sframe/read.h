@@ -16,10 +16,11 @@
 namespace unwindkit::sframe::detail {
 
 // The byte order the magic says; an Error if it is neither order of 0xdee2.
-Result<Endian> section_endian(Bytes bytes);
+Result<Endian> section_endian(Bytes bytes, Format format);
 
-// The 28-byte header (the magic already checked by section_endian).
-Result<Header> read_header(const ByteReader& section);
+// The format's header (the magic already checked by section_endian; `section` names the
+// format's section).
+Result<Header> read_header(const ByteReader& section, Format format);
 
 // What decode() and Index::build() both start from, once the header's version, ABI and
 // sub-section bounds are checked: the whole section's reader, the header and a reader over
@@ -29,10 +30,10 @@ struct Layout {
   Header header;
   ByteReader fres;
 };
-Result<Layout> read_layout(Bytes bytes);
+Result<Layout> read_layout(Bytes bytes, Format format);
 
-// The size of the FRE start field for an FDE's FRE type; 0 for an unknown type.
-size_t fre_start_size(uint8_t fre_type);
+// The size of the FRE start field for an FDE's FRE type in `format`; 0 for an unknown type.
+size_t fre_start_size(uint8_t fre_type, Format format = Format::SFrame);
 
 std::string fde_field(size_t fde, std::string_view field);
 std::string fre_field(size_t fde, size_t fre, std::string_view field);
@@ -46,16 +47,23 @@ Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const He
 // Position inside the FRE sub-section of an FDE's first FRE.
 uint64_t first_fre_pos(const Header& header, const Fde& fde);
 
+// Byte offset in the section of FDE `fde`'s info byte (in its entry, or v3's attribute record).
+uint64_t fde_info_offset(const Header& header, const Fde& fde);
+
+// The FDE's FRE type is one the format defines, else the Error at its info byte: checked before
+// its rows are read, whose size depends on it.
+Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_index);
+
 // The FRE at `pos` inside the FRE sub-section `fres`, its data words appended to `words`
 // (fre.first_word says where they start); advances `pos` past it. On an Error `words` may
 // hold part of the row.
 Result<Fre> read_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
-                     size_t fre_index, std::vector<int32_t>& words);
+                     size_t fre_index, Format format, std::vector<int32_t>& words);
 
 // Like read_fre, with the same Errors, for a reader that only needs to know the row is
 // whole: the words are checked to be in bounds but not kept.
 Result<Fre> check_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
-                      size_t fre_index);
+                      size_t fre_index, Format format);
 
 // A word's raw bits as stored (`info` gives the word size), for flexible-FDE control words.
 uint32_t word_bits(int32_t word, uint8_t info);

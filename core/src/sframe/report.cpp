@@ -103,8 +103,9 @@ json section_json(const FileTable& t) {
   if ((h.flags & kFlagFdeSorted) != 0) flags.push_back("FDE_SORTED");
   if ((h.flags & kFlagFramePointer) != 0) flags.push_back("FRAME_POINTER");
   if ((h.flags & kFlagFdeFuncStartPcrel) != 0) flags.push_back("FDE_FUNC_START_PCREL");
-  out["section"] = {{"name", kSectionName}, {"address", s.address}, {"size", t.size}};
-  out["header"] = {{"version", h.version},
+  out["section"] = {{"name", h.section_name()}, {"address", s.address}, {"size", t.size}};
+  out["header"] = {{"format", h.info().title},
+                   {"version", h.version},
                    {"flags", h.flags},
                    {"flag_names", flags},
                    {"abi_arch", h.abi_arch},
@@ -193,10 +194,11 @@ std::string lookup_json(uint64_t pc, const std::optional<UnwindRule>& rule) {
   return j.dump(2) + "\n";
 }
 
-std::string check_text(std::string_view file, const std::vector<Error>& problems) {
+std::string check_text(std::string_view file, const std::vector<Error>& problems,
+                       Format format) {
   std::string out;
   for (const Error& e : problems) out += fmt::format("{}: {}\n", file, e.to_string());
-  if (problems.empty()) return fmt::format("{}: {} OK\n", file, kSectionName);
+  if (problems.empty()) return fmt::format("{}: {} OK\n", file, format_info(format).section_name);
   return out + fmt::format("{}: {} problem{}\n", file, problems.size(),
                            problems.size() == 1 ? "" : "s");
 }

@@ -43,7 +43,7 @@ Result<Row> interpret_default(const Header& h, const Fre& fre, std::span<const i
     return row;
   }
   if (n > max_default_words(h.abi_arch))
-    return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
+    return fail(h.section_name(), at.info, detail::fre_field(i, j, "info"),
                 fmt::format("{} data words, the ABI allows at most {}", n,
                             max_default_words(h.abi_arch)));
   const ArchInfo& regs = abi_regs(h.abi_arch);
@@ -60,7 +60,7 @@ Result<Row> interpret_default(const Header& h, const Fre& fre, std::span<const i
   else if (k < n)
     row.fp = default_slot(h, words[k++], false);
   if (k != n)
-    return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
+    return fail(h.section_name(), at.info, detail::fre_field(i, j, "info"),
                 fmt::format("{} data words, only {} have a meaning here", n, k));
   return row;
 }
@@ -71,8 +71,8 @@ Slot flex_slot(uint32_t control, int32_t offset) {
   return {(control & kFlexDerefP) != 0 ? Slot::Kind::AtReg : Slot::Kind::InReg, reg, offset};
 }
 
-Result<Row> interpret_flex(const Fre& fre, std::span<const int32_t> words, const FreAt& at,
-                           size_t i, size_t j) {
+Result<Row> interpret_flex(const Header& h, const Fre& fre, std::span<const int32_t> words,
+                           const FreAt& at, size_t i, size_t j) {
   Row row;
   const size_t n = words.size();
   if (n == 0) {
@@ -80,11 +80,11 @@ Result<Row> interpret_flex(const Fre& fre, std::span<const int32_t> words, const
     return row;
   }
   if (n < 2)
-    return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
+    return fail(h.section_name(), at.info, detail::fre_field(i, j, "info"),
                 "a flexible FRE needs a (control, offset) pair for the CFA");
   const uint32_t cfa_control = detail::word_bits(words[0], fre.info);
   if ((cfa_control & kFlexRegP) == 0)
-    return fail(kSectionName, at.word(0), detail::fre_field(i, j, "word[0]"),
+    return fail(h.section_name(), at.word(0), detail::fre_field(i, j, "word[0]"),
                 "the CFA cannot be based on the CFA");
   row.cfa = flex_slot(cfa_control, words[1]);
   size_t k = 2;
@@ -98,13 +98,14 @@ Result<Row> interpret_flex(const Fre& fre, std::span<const int32_t> words, const
       continue;
     }
     if (k + 1 >= n)
-      return fail(kSectionName, at.word(k), detail::fre_field(i, j, fmt::format("word[{}]", k)),
+      return fail(h.section_name(), at.word(k),
+                  detail::fre_field(i, j, fmt::format("word[{}]", k)),
                   "control word without its offset word");
     *slot = flex_slot(control, words[k + 1]);
     k += 2;
   }
   if (k != n)
-    return fail(kSectionName, at.info, detail::fre_field(i, j, "info"),
+    return fail(h.section_name(), at.info, detail::fre_field(i, j, "info"),
                 fmt::format("{} data words, only {} have a meaning here", n, k));
   return row;
 }
@@ -114,8 +115,9 @@ Result<Row> interpret_flex(const Fre& fre, std::span<const int32_t> words, const
 Result<Row> detail::interpret_words(const Header& header, bool flex, uint8_t fre_type,
                                     const Fre& fre, std::span<const int32_t> words,
                                     size_t fde_index, size_t fre_index) {
-  const FreAt at{fre.offset + fre_start_size(fre_type), size_t{1} << fre.word_size_code()};
-  if (flex) return interpret_flex(fre, words, at, fde_index, fre_index);
+  const FreAt at{fre.offset + fre_start_size(fre_type, header.format),
+                 size_t{1} << fre.word_size_code()};
+  if (flex) return interpret_flex(header, fre, words, at, fde_index, fre_index);
   return interpret_default(header, fre, words, at, fde_index, fre_index);
 }
 

@@ -14,14 +14,14 @@ namespace {
 
 class Checker {
  public:
-  Checker(Bytes bytes, uint64_t address, const std::vector<AddressRange>& text)
-      : bytes_(bytes), address_(address), text_(text) {}
+  Checker(Bytes bytes, uint64_t address, const std::vector<AddressRange>& text, Format format)
+      : bytes_(bytes), address_(address), text_(text), format_(format) {}
 
   std::vector<Error> run() {
-    auto endian = detail::section_endian(bytes_);
+    auto endian = detail::section_endian(bytes_, format_);
     if (!endian) return {endian.error()};
-    const ByteReader r(bytes_, *endian, kSectionName);
-    auto header = detail::read_header(r);
+    const ByteReader r(bytes_, *endian, format_info(format_).section_name);
+    auto header = detail::read_header(r, format_);
     if (!header) return {header.error()};
     section_.header = *header;
     section_.endian = *endian;
@@ -33,45 +33,48 @@ class Checker {
 
  private:
   void problem(uint64_t offset, std::string field, std::string message) {
-    problems_.push_back(Error{kSectionName, offset, std::move(field), std::move(message)});
+    problems_.push_back(
+        Error{section_.header.section_name(), offset, std::move(field), std::move(message)});
   }
 
-  uint8_t known_flags() const { return version_layout(section_.header.version).known_flags; }
+  uint8_t known_flags() const { return version_layout(section_.header).known_flags; }
 
   // False when the layout is unknown or does not fit, so no FDE can be located.
   bool check_header(Endian endian) {
     const Header& h = section_.header;
+    const HeaderLayout& f = h.info().header;
     const uint64_t size = bytes_.size();
-    if (h.version < kVersion1 || h.version > kVersion3) {
-      problem(kOffVersion, "sfp_version", fmt::format("unknown version {}", h.version));
+    if (h.version < kVersion1 || h.version > h.info().last_version) {
+      problem(f.version.at, f.version.name, fmt::format("unknown version {}", h.version));
       return false;
     }
     if ((h.flags & ~known_flags()) != 0)
-      problem(kOffFlags, "sfp_flags",
+      problem(f.flags.at, f.flags.name,
               fmt::format("unknown flags {:#04x} for version {}", h.flags & ~known_flags(),
                           h.version));
-    if (h.abi_arch < kAbiAArch64Big || h.abi_arch > kAbiS390xBig)
-      problem(kOffAbiArch, "sfh_abi_arch", fmt::format("unknown ABI {}", h.abi_arch));
+    const bool abi_ok = h.abi_arch >= kAbiAArch64Big && h.abi_arch <= h.info().last_abi;
+    if (!abi_ok)
+      problem(f.abi_arch.at, f.abi_arch.name, fmt::format("unknown ABI {}", h.abi_arch));
     if (endian != host_endian() && h.auxhdr_len != 0)
-      problem(kOffAuxHdrLen, "sfh_auxhdr_len",
+      problem(f.auxhdr_len.at, f.auxhdr_len.name,
               "a foreign-endian section cannot carry an aux header (its layout is unknown, so "
               "it cannot be byte-swapped)");
     bool layout_ok = true;
-    if (kHeaderSize + h.auxhdr_len > size) {
-      problem(kOffAuxHdrLen, "sfh_auxhdr_len",
+    if (h.size() > size) {
+      problem(f.auxhdr_len.at, f.auxhdr_len.name,
               fmt::format("aux header of {} bytes runs past the section end ({:#x} bytes)",
                           h.auxhdr_len, size));
       layout_ok = false;
     }
     const uint64_t fde_begin = h.fde_subsection();
-    const uint64_t fde_end =
-        fde_begin + uint64_t{h.num_fdes} * version_layout(h.version).entry_size;
+    const uint64_t fde_end = fde_begin + uint64_t{h.num_fdes} * version_layout(h).entry_size;
     if (fde_begin > size) {
-      problem(kOffFdeOff, "sfh_fdeoff", fmt::format("FDE sub-section at {:#x} starts past the "
-                                                    "section end ({:#x} bytes)", fde_begin, size));
+      problem(f.fdeoff.at, f.fdeoff.name,
+              fmt::format("FDE sub-section at {:#x} starts past the section end ({:#x} bytes)",
+                          fde_begin, size));
       layout_ok = false;
     } else if (fde_end > size) {
-      problem(kOffNumFdes, "sfh_num_fdes",
+      problem(f.num_fdes.at, f.num_fdes.name,
               fmt::format("{} FDEs end at {:#x}, past the section end ({:#x} bytes)", h.num_fdes,
                           fde_end, size));
       layout_ok = false;
@@ -79,25 +82,27 @@ class Checker {
     const uint64_t fre_begin = h.fre_subsection();
     const uint64_t fre_end = fre_begin + h.fre_len;
     if (fre_begin > size) {
-      problem(kOffFreOff, "sfh_freoff", fmt::format("FRE sub-section at {:#x} starts past the "
-                                                    "section end ({:#x} bytes)", fre_begin, size));
+      problem(f.freoff.at, f.freoff.name,
+              fmt::format("FRE sub-section at {:#x} starts past the section end ({:#x} bytes)",
+                          fre_begin, size));
       layout_ok = false;
     } else if (fre_end > size) {
-      problem(kOffFreLen, "sfh_fre_len",
+      problem(f.fre_len.at, f.fre_len.name,
               fmt::format("{} bytes of FREs end at {:#x}, past the section end ({:#x} bytes)",
                           h.fre_len, fre_end, size));
       layout_ok = false;
     }
     if (fde_begin < fre_end && fre_begin < fde_end)
-      problem(kOffFreOff, "sfh_freoff",
+      problem(f.freoff.at, f.freoff.name,
               fmt::format("FRE sub-section [{:#x}, {:#x}) overlaps FDE sub-section [{:#x}, {:#x})",
                           fre_begin, fre_end, fde_begin, fde_end));
-    return layout_ok && h.abi_arch >= kAbiAArch64Big && h.abi_arch <= kAbiS390xBig;
+    return layout_ok && abi_ok;
   }
 
   void check_functions(const ByteReader& r) {
     const Header& h = section_.header;
-    auto fres = r.sub(static_cast<size_t>(h.fre_subsection()), h.fre_len, "sfh_freoff");
+    auto fres =
+        r.sub(static_cast<size_t>(h.fre_subsection()), h.fre_len, h.info().header.freoff.name);
     if (!fres) {
       problems_.push_back(fres.error());
       return;
@@ -115,24 +120,21 @@ class Checker {
       check_fres(*fres, section_.fdes.size() - 1, i);
     }
     if (total_fres != h.num_fres)
-      problem(kOffNumFres, "sfh_num_fres",
+      problem(h.info().header.num_fres.at, h.info().header.num_fres.name,
               fmt::format("header says {} FREs, the FDEs hold {}", h.num_fres, total_fres));
   }
 
   void check_fde(const Fde& fde, size_t i) {
-    const VersionLayout& layout = version_layout(section_.header.version);
+    const VersionLayout& layout = version_layout(section_.header);
     // Where the FDE's info, info2 and rep_size are: in its entry, or its attribute record.
-    const uint64_t attr = layout.attr_in_fres
-                              ? section_.header.fre_subsection() + fde.fre_off
-                              : fde.start_field;
-    const uint64_t info_at = attr + layout.info_at;
+    const uint64_t info_at = detail::fde_info_offset(section_.header, fde);
+    const uint64_t attr = info_at - layout.info_at;
     const uint8_t known_info = layout.known_info;
     if ((fde.info & ~known_info) != 0)
       problem(info_at, detail::fde_field(i, "info"),
               fmt::format("unknown info bits {:#04x}", fde.info & ~known_info));
-    if (detail::fre_start_size(fde.fre_type()) == 0)
-      problem(info_at, detail::fde_field(i, "info"),
-              fmt::format("unknown FRE type {}", fde.fre_type()));
+    if (auto type = detail::check_fre_type(section_.header, fde, i); !type)
+      problems_.push_back(type.error());
     if (layout.info2_at != kAbsent && (fde.info2 & kInfo2FdeTypeMask) > kFdeTypeFlex)
       problem(attr + layout.info2_at, detail::fde_field(i, "info2"),
               fmt::format("unknown FDE type {}", fde.info2 & kInfo2FdeTypeMask));
@@ -161,15 +163,22 @@ class Checker {
 
   void check_fres(const ByteReader& fres, size_t model_index, size_t i) {
     Fde& fde = section_.fdes[model_index];
+    // Rows of an unknown FRE type cannot be read (check_fde reported the type).
+    if (!detail::check_fre_type(section_.header, fde, i)) return;
     const uint32_t num = fde.num_fres;
     const uint64_t limit = fde.pcmask() ? section_.rep_size(fde) : fde.size;
     uint64_t pos = detail::first_fre_pos(section_.header, fde);
     for (size_t j = 0; j < num; ++j) {
-      auto fre = detail::read_fre(fres, pos, fde.fre_type(), i, j, section_.words);
+      auto fre = detail::read_fre(fres, pos, fde.fre_type(), i, j, format_, section_.words);
       if (!fre) {
         problems_.push_back(fre.error());
         return;  // the next FRE's position is unknown
       }
+      const uint8_t known = section_.header.info().known_fre_info;
+      if ((fre->info & ~known) != 0)
+        problem(fre->offset + detail::fre_start_size(fde.fre_type(), format_),
+                detail::fre_field(i, j, "info"),
+                fmt::format("unused info bits {:#04x} set", fre->info & ~known));
       const std::string start_field = detail::fre_field(i, j, "start");
       if (!fde.fres.empty() && fre->start_offset <= fde.fres.back().start_offset)
         problem(fre->offset, start_field,
@@ -191,6 +200,7 @@ class Checker {
   Bytes bytes_;
   uint64_t address_;
   const std::vector<AddressRange>& text_;
+  Format format_;
   Section section_;
   std::vector<Error> problems_;
 };
@@ -198,8 +208,8 @@ class Checker {
 }  // namespace
 
 std::vector<Error> validate(Bytes bytes, uint64_t section_address,
-                            const std::vector<AddressRange>& text) {
-  return Checker(bytes, section_address, text).run();
+                            const std::vector<AddressRange>& text, Format format) {
+  return Checker(bytes, section_address, text, format).run();
 }
 
 }  // namespace unwindkit::sframe

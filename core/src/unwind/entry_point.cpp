@@ -7,6 +7,7 @@
 
 #include "unwindkit/dwarf/cfi.h"
 #include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/stepper.h"
 
@@ -37,8 +38,9 @@ std::optional<UnwindRule> entry_point_rule(const elf::ElfFile& file) {
     if (!covered || *covered) return std::nullopt;
   }
 
-  if (const elf::Section* section = file.section(sframe::kSectionName)) {
-    if (auto decoded = sframe::decode(section->data, section->addr)) {
+  if (const auto found = sframe::find_section(file)) {
+    if (auto decoded =
+            sframe::decode(found->section->data, found->section->addr, found->format)) {
       for (const sframe::Fde& fde : decoded->fdes) {
         if (entry >= fde.func_start && entry < fde.func_end()) return std::nullopt;
         if (fde.func_start > entry) end = std::min(end, fde.func_start);

@@ -12,6 +12,7 @@
 #include "unwindkit/prologue/lower.h"
 #include "unwindkit/compact_unwind/report.h"
 #include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/validate.h"
 
 namespace unwindkit::unwind {
@@ -138,8 +139,8 @@ bool Module::has_cfi() {
 std::optional<Module::SectionBytes> Module::sframe_section() {
   auto f = elf();
   if (!f) return std::nullopt;
-  if (const auto* s = (*f)->section(sframe::kSectionName); s && s->type != elf::kSectionNoBits)
-    return SectionBytes{s->data, s->addr};
+  if (const auto found = sframe::find_section(**f))
+    return SectionBytes{found->section->data, found->section->addr, found->format};
   // Without section headers the segment still finds it.
   for (const auto& seg : (*f)->segments())
     if (seg.type == elf::kSegmentGnuSFrame)
@@ -166,9 +167,11 @@ Result<const sframe::Index*> Module::sframe() {
     } else if (auto section = sframe_section(); section && !section->bytes.empty()) {
       std::vector<sframe::AddressRange> text;
       for (const auto& [start, end] : code_ranges()) text.push_back({start - bias(), end - bias()});
-      if (auto index = sframe::Index::build(section->bytes, section->address); !index)
+      if (auto index = sframe::Index::build(section->bytes, section->address, section->format);
+          !index)
         sframe_ = tl::unexpected(index.error());
-      else if (sframe_problems_ = sframe::validate(section->bytes, section->address, text);
+      else if (sframe_problems_ =
+                   sframe::validate(section->bytes, section->address, text, section->format);
                !sframe_problems_.empty())
         sframe_ = tl::unexpected(sframe_problems_.front());
       else

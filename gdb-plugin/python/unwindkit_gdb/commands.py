@@ -31,7 +31,8 @@ def _describe_module(module, side_note):
     if module.error is not None:
         table = f"ERROR {module.error}"
     elif module.has_sframe:
-        table = f".sframe at {_hex(module.sframe_address)}, {module.fde_count} functions"
+        table = (f"{module.sframe_name} at {_hex(module.sframe_address)}, "
+                 f"{module.fde_count} functions")
     else:
         table = "no .sframe"
     cfi = "has DWARF CFI" if module.has_cfi else "no DWARF CFI"

@@ -14,6 +14,7 @@ inline constexpr uint16_t kMagic = 0xdee2;
 inline constexpr uint16_t kMagicSwapped = 0xe2de;  // what the magic reads as in the other order
 inline constexpr size_t kHeaderSize = 28;
 // Byte offsets of the header fields, for error messages that point at them.
+// (kSFrameFormat.header below holds them with their names.)
 inline constexpr size_t kOffVersion = 2, kOffFlags = 3, kOffAbiArch = 4, kOffAuxHdrLen = 7,
                         kOffNumFdes = 8, kOffNumFres = 12, kOffFreLen = 16, kOffFdeOff = 20,
                         kOffFreOff = 24;
@@ -128,6 +129,89 @@ inline constexpr VersionLayout kLayoutV3 = {  // 16 bytes + 5: u16 num_fres, inf
 // The layout of a known version (kVersion1..kVersion3; read_layout rejects the others).
 constexpr const VersionLayout& version_layout(uint8_t version) {
   return version == kVersion1 ? kLayoutV1 : version == kVersion2 ? kLayoutV2 : kLayoutV3;
+}
+
+// CTF Frame: SFrame before its release, as binutils' V6 header patch of August 2022 describes
+// it (specs/ctf-frame-v1-header-patch.txt), in a `.ctf_frame` section. No tool writes it. Its
+// magic, version 1, flags, ABIs 1-3, fixed-offset "invalid" 0, FDE (17 bytes, v1's), FDE info
+// bits 0-4 and FRE info bits 0-6 are SFrame's above; what differs is stated here, once.
+inline constexpr const char* kCtfSectionName = ".ctf_frame";
+inline constexpr size_t kCtfHeaderSize = 27;  // v1's header without sfh_auxhdr_len
+inline constexpr uint8_t kCtfVersion1 = 1;    // its only version
+inline constexpr uint8_t kCtfFreTypeAddr1 = 1;  // FRE types count from 1, not 0
+inline constexpr uint8_t kCtfFreTypeAddr2 = 2;
+inline constexpr uint8_t kCtfFreTypeAddr4 = 3;
+inline constexpr uint8_t kCtfInfoKnown = 0x1f;     // FRE type, FDE type; bits 5-7 unused
+inline constexpr uint8_t kCtfFreInfoKnown = 0x7f;  // bit 7 unused (SFrame's mangled-RA bit)
+inline constexpr VersionLayout kLayoutCtfV1 = {  // v1's FDE
+    .entry_size = 17, .start_width = 4, .size_at = 4, .fre_off_at = 8,
+    .attr_in_fres = false, .attr_size = 0, .num_fres_at = 12, .num_fres_width = 4,
+    .info_at = 16, .info2_at = kAbsent, .rep_size_at = kAbsent,
+    .known_flags = kFlagsKnownV1, .known_info = kCtfInfoKnown};
+
+// The two formats of the family, told apart by the section's name (or, for a bare section
+// image, by detect_format() in sframe.h): they share magic and version number.
+enum class Format : uint8_t { SFrame, CtfFrame };
+
+// Where a header field sits and what the format's own header calls it (errors name it).
+struct HeaderField {
+  uint8_t at;
+  const char* name;
+};
+struct HeaderLayout {
+  uint8_t size;  // fixed header bytes (SFrame's aux header follows)
+  HeaderField magic, version, flags, abi_arch, fixed_fp, fixed_ra;
+  HeaderField auxhdr_len;  // at == kAbsent: no aux header
+  HeaderField num_fdes, num_fres, fre_len, fdeoff, freoff;
+};
+
+// Everything else a reader needs to know about a format, in one description each.
+struct FormatInfo {
+  const char* section_name;
+  const char* title;   // readelf's "Contents of the <title> section <name>:"
+  const char* prefix;  // how the format's header spells constants: <prefix>_VERSION_1
+  HeaderLayout header;
+  uint8_t last_version;  // versions 1..last_version exist
+  uint8_t last_abi;      // ABIs 1..last_abi exist
+  uint8_t fre_type_addr1, fre_type_addr2, fre_type_addr4;  // FRE types of 1/2/4-byte starts
+  uint8_t known_fre_info;  // FRE info bits the format defines
+  // Function starts count from the FDE's start field always (the CTF patch's text: "relative
+  // to the beginning of the current FDE"); SFrame: only under kFlagFdeFuncStartPcrel.
+  bool start_from_fde;
+};
+
+inline constexpr FormatInfo kSFrameFormat = {
+    .section_name = kSectionName, .title = "SFrame", .prefix = "SFRAME",
+    .header = {.size = kHeaderSize, .magic = {0, "sfp_magic"},
+               .version = {kOffVersion, "sfp_version"}, .flags = {kOffFlags, "sfp_flags"},
+               .abi_arch = {kOffAbiArch, "sfh_abi_arch"},
+               .fixed_fp = {5, "sfh_cfa_fixed_fp_offset"},
+               .fixed_ra = {6, "sfh_cfa_fixed_ra_offset"},
+               .auxhdr_len = {kOffAuxHdrLen, "sfh_auxhdr_len"},
+               .num_fdes = {kOffNumFdes, "sfh_num_fdes"}, .num_fres = {kOffNumFres, "sfh_num_fres"},
+               .fre_len = {kOffFreLen, "sfh_fre_len"}, .fdeoff = {kOffFdeOff, "sfh_fdeoff"},
+               .freoff = {kOffFreOff, "sfh_freoff"}},
+    .last_version = kVersion3, .last_abi = kAbiS390xBig,
+    .fre_type_addr1 = kFreTypeAddr1, .fre_type_addr2 = kFreTypeAddr2,
+    .fre_type_addr4 = kFreTypeAddr4, .known_fre_info = 0xff, .start_from_fde = false};
+
+inline constexpr FormatInfo kCtfFrameFormat = {
+    .section_name = kCtfSectionName, .title = "CTF Frame", .prefix = "CTF_FRAME",
+    .header = {.size = kCtfHeaderSize, .magic = {0, "ctfp_magic"},
+               .version = {kOffVersion, "ctfp_version"}, .flags = {kOffFlags, "ctfp_flags"},
+               .abi_arch = {kOffAbiArch, "cth_frame_abi_arch"},
+               .fixed_fp = {5, "cth_cfa_fixed_fp_offset"},
+               .fixed_ra = {6, "cth_cfa_fixed_ra_offset"}, .auxhdr_len = {kAbsent, ""},
+               .num_fdes = {7, "cth_num_fdes"}, .num_fres = {11, "cth_num_fres"},
+               .fre_len = {15, "cth_fre_len"}, .fdeoff = {19, "cth_fdeoff"},
+               .freoff = {23, "cth_freoff"}},
+    .last_version = kCtfVersion1, .last_abi = kAbiAmd64Little,
+    .fre_type_addr1 = kCtfFreTypeAddr1, .fre_type_addr2 = kCtfFreTypeAddr2,
+    .fre_type_addr4 = kCtfFreTypeAddr4, .known_fre_info = kCtfFreInfoKnown,
+    .start_from_fde = true};
+
+constexpr const FormatInfo& format_info(Format format) {
+  return format == Format::CtfFrame ? kCtfFrameFormat : kSFrameFormat;
 }
 
 }  // namespace unwindkit::sframe

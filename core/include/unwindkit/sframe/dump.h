@@ -12,6 +12,8 @@
 namespace unwindkit::sframe {
 
 // "Contents of the SFrame section .sframe:" through the last function's rows, ending in "\n".
+// A CTF Frame section is dumped as v1 is, its title, section and constants named as the CTF
+// Frame patch names them ("Contents of the CTF Frame section .ctf_frame:", CTF_FRAME_VERSION_1).
 std::string dump(const Section& section);
 // The same text in consecutive pieces (each at most tens of kilobytes), for writing a large
 // dump out as it is made.

@@ -20,7 +20,8 @@ namespace unwindkit::sframe {
 class Index {
  public:
   // `bytes` must outlive the Index. Errors are decode()'s for the same bytes.
-  static Result<Index> build(Bytes bytes, uint64_t section_address);
+  static Result<Index> build(Bytes bytes, uint64_t section_address,
+                             Format format = Format::SFrame);
 
   // As sframe::lookup(decode(bytes, address), pc).
   Result<std::optional<UnwindRule>> lookup(uint64_t pc) const;

@@ -40,7 +40,8 @@ std::string lookup_text(std::string_view file, uint64_t pc, uint64_t shift,
 std::string lookup_json(uint64_t pc, const std::optional<UnwindRule>& rule);
 
 // Every problem of the strict checks, "FILE: problem" each, then "FILE: N problems", or
-// "FILE: .sframe OK".
-std::string check_text(std::string_view file, const std::vector<Error>& problems);
+// "FILE: .sframe OK" (".ctf_frame OK" for a CTF Frame section).
+std::string check_text(std::string_view file, const std::vector<Error>& problems,
+                       Format format = Format::SFrame);
 
 }  // namespace unwindkit::sframe

@@ -14,6 +14,7 @@
 namespace unwindkit::sframe {
 
 struct Header {
+  Format format = Format::SFrame;  // SFrame, or its pre-release CTF Frame (constants.h)
   uint16_t magic = kMagic;
   uint8_t version = 0;
   uint8_t flags = 0;
@@ -27,12 +28,23 @@ struct Header {
   uint32_t fdeoff = 0;  // from the end of header + aux header
   uint32_t freoff = 0;  // likewise
 
+  const FormatInfo& info() const { return format_info(format); }
+  const char* section_name() const { return info().section_name; }
   bool sorted() const { return (flags & kFlagFdeSorted) != 0; }
   bool pcrel() const { return (flags & kFlagFdeFuncStartPcrel) != 0; }
+  // Function starts count from the FDE's start field (else from the section's start).
+  bool start_from_fde() const { return pcrel() || info().start_from_fde; }
+  // Header plus aux header: where fdeoff and freoff count from.
+  uint64_t size() const { return info().header.size + uint64_t{auxhdr_len}; }
   // Byte offset of the FDE / FRE sub-sections inside the section.
-  uint64_t fde_subsection() const { return kHeaderSize + auxhdr_len + uint64_t{fdeoff}; }
-  uint64_t fre_subsection() const { return kHeaderSize + auxhdr_len + uint64_t{freoff}; }
+  uint64_t fde_subsection() const { return size() + fdeoff; }
+  uint64_t fre_subsection() const { return size() + freoff; }
 };
+
+// The FDE layout of the header's format and version.
+inline const VersionLayout& version_layout(const Header& header) {
+  return header.format == Format::CtfFrame ? kLayoutCtfV1 : version_layout(header.version);
+}
 
 // One frame row entry: from `start_offset` (relative to the function start; for PCMASK
 // functions, inside one repetition block) up to the next row. Its data words live in the

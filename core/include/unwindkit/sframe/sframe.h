@@ -15,9 +15,17 @@
 
 namespace unwindkit::sframe {
 
-// Decodes a whole section located at `section_address`. Errors name ".sframe", the byte
-// offset and the field. Decoding checks structure; `validate` (sframe/validate.h) checks more.
-Result<Section> decode(Bytes bytes, uint64_t section_address);
+// Decodes a whole section located at `section_address`, read as `format` (its section's
+// name says which: find_section() in elf_section.h). Errors name the section (".sframe",
+// ".ctf_frame"), the byte offset and the field. Decoding checks structure; `validate`
+// (sframe/validate.h) checks more. A CTF Frame section decodes into the model of an SFrame v1
+// one (Header::format says which it was), so it dumps, looks up and lowers like one.
+Result<Section> decode(Bytes bytes, uint64_t section_address, Format format = Format::SFrame);
+
+// For a bare section image with no name: CTF Frame when its bytes are a consistent CTF Frame
+// header and not a consistent SFrame one (the two share magic and version 1; only the header
+// whose sub-sections end exactly at the image's end is believed), else SFrame.
+Format detect_format(Bytes bytes);
 
 // The rule for `pc`: nullopt when no function covers `pc` (a gap, or outside the section).
 Result<std::optional<UnwindRule>> lookup(const Section& section, uint64_t pc);

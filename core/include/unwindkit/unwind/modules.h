@@ -72,10 +72,11 @@ class Module {
   bool has_cfi();
 
   // Where the SFrame section is: its bytes and link-time address; nullopt when the module has
-  // no .sframe section (or PT_GNU_SFRAME segment).
+  // no .sframe or .ctf_frame section (or PT_GNU_SFRAME segment).
   struct SectionBytes {
     Bytes bytes;
     uint64_t address = 0;
+    sframe::Format format = sframe::Format::SFrame;
   };
   std::optional<SectionBytes> sframe_section();
   // nullptr: no SFrame. An error: it cannot be decoded, or it fails the strict checks (the
