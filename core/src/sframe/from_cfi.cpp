@@ -155,20 +155,55 @@ class Converter {
 };
 
 struct FunctionRows {
+  uint64_t start = 0, end = 0;
   std::vector<std::pair<uint32_t, RowWords>> rows;  // start offset, row
+  uint8_t rep_size = 0;  // a PCMASK function's block (0: none)
   bool flex = false;
   bool signal = false;
   bool key_b = false;
 };
 
-// The rows of one function [lo, hi), default FDE if every row has one, else (v3) flexible.
-Result<FunctionRows> function_rows(const dwarf::CfiTables& cfi, const Converter& conv,
-                                   const dwarf::FdeRange& f, uint8_t version) {
+// ld's x86_64 lazy PLT entries (dwarf::CfiTables::PltCfa) as ld writes them in SFrame: one
+// PCMASK function over [from, end) whose rows repeat every block.
+std::optional<FunctionRows> plt_rows(const dwarf::CfiTables::PltCfa& plt, uint64_t from,
+                                     uint64_t end, uint8_t version, const Converter& conv) {
+  if ((end - from) % plt.block != 0 || plt.block > std::numeric_limits<uint8_t>::max() ||
+      (version == kVersion1 && plt.block != kRepSizeV1PcMask))
+    return std::nullopt;
   FunctionRows out;
+  out.start = from;
+  out.end = end;
+  out.rep_size = static_cast<uint8_t>(plt.block);
+  for (const auto& [at, off] : {std::pair<uint32_t, int64_t>{0, plt.sp_offset},
+                                {plt.from, plt.sp_offset + plt.extra}}) {
+    UnwindRule r;
+    r.cfa = {CfaRule::Kind::RegOffset, arch_info(Arch::X86_64).sp, off};
+    r.ra = RegRule::at_cfa(kAmd64FixedRa);
+    auto row = conv.default_row(r);
+    if (!row) return std::nullopt;
+    out.rows.emplace_back(at, std::move(*row));
+  }
+  return out;
+}
+
+// The rows of one function [lo, hi), default FDE if every row has one, else (v3) flexible;
+// an x86_64 PLT FDE becomes two functions as ld makes them (PLT0, then the PCMASK entries).
+Result<std::vector<FunctionRows>> function_rows(const dwarf::CfiTables& cfi, const Converter& conv,
+                                                const dwarf::FdeRange& f, uint8_t version) {
+  FunctionRows out;
+  out.start = f.start;
+  out.end = f.end;
+  std::optional<FunctionRows> plt;
   std::vector<std::pair<uint32_t, UnwindRule>> rules;
   for (uint64_t a = f.start; a < f.end;) {
     auto rule = cfi.lookup(a);
-    if (!rule) return tl::unexpected(rule.error());
+    if (!rule) {
+      const auto shape = a > f.start ? cfi.plt_cfa(a) : std::nullopt;
+      if (shape) plt = plt_rows(*shape, a, f.end, version, conv);
+      if (!plt) return tl::unexpected(rule.error());
+      out.end = a;
+      break;
+    }
     if (!*rule) return fail(f.section, f.offset, "fde", fmt::format("no CFI row at pc {:#x}", a));
     const uint64_t end = std::min((*rule)->func_end, f.end);
     if (end <= a || rules.size() >= kMaxRowsPerFunction)
@@ -182,28 +217,27 @@ Result<FunctionRows> function_rows(const dwarf::CfiTables& cfi, const Converter&
   }
   if (out.signal && version < kVersion3)
     return fail(f.section, f.offset, "fde", "a signal frame has no SFrame v1/v2 encoding");
-  for (int pass = 0; pass < 2; ++pass) {
+  // Default rows first; v3 falls back to flexible ones.
+  const auto fill = [&](bool flex) -> std::optional<Unfit> {
     out.rows.clear();
-    out.flex = pass == 1;
-    std::optional<Unfit> why;
-    std::uint64_t why_pc = 0;
+    out.flex = flex;
     for (const auto& [off, rule] : rules) {
-      auto row = out.flex ? conv.flex_row(rule) : conv.default_row(rule);
-      if (!row) {
-        why = row.error();
-        why_pc = f.start + off;
-        break;
-      }
+      auto row = flex ? conv.flex_row(rule) : conv.default_row(rule);
+      if (!row)
+        return Unfit{row.error().field,
+                     fmt::format("pc {:#x}: {}", f.start + off, row.error().message)};
       // Rows that say the same as the one before add nothing (gas emits none either).
       if (!out.rows.empty() && out.rows.back().second == *row) continue;
       out.rows.emplace_back(off, std::move(*row));
     }
-    if (!why) return out;
-    if (out.flex || version < kVersion3)
-      return fail(f.section, f.offset, why->field,
-                  fmt::format("pc {:#x}: {}", why_pc, why->message));
-  }
-  return out;
+    return std::nullopt;
+  };
+  std::optional<Unfit> why = fill(false);
+  if (why && version >= kVersion3) why = fill(true);
+  if (why) return fail(f.section, f.offset, why->field, why->message);
+  std::vector<FunctionRows> pieces{std::move(out)};
+  if (plt) pieces.push_back(std::move(*plt));
+  return pieces;
 }
 
 uint8_t abi_for(Arch arch) { return arch == Arch::X86_64 ? kAbiAmd64Little : kAbiAArch64Little; }
@@ -251,31 +285,37 @@ Result<CfiConversion> from_cfi(const elf::ElfFile& file, uint8_t version) {
                                                    "function larger than a u32 size"}});
       continue;
     }
-    auto rows = function_rows(*cfi, conv, f, version);
-    if (!rows) {
-      out.skipped.push_back({f.start, f.end, rows.error()});
+    auto pieces = function_rows(*cfi, conv, f, version);
+    if (!pieces) {
+      out.skipped.push_back({f.start, f.end, pieces.error()});
       continue;
     }
     covered_to = f.end;
-    Fde fde;
-    fde.func_start = f.start;
-    fde.size = static_cast<uint32_t>(f.end - f.start);
-    fde.num_fres = static_cast<uint32_t>(rows->rows.size());
-    if (rows->key_b) fde.info |= kInfoPauthKeyB;
-    if (rows->signal) fde.info |= kInfoSignal;
-    if (rows->flex) {
-      fde.info2 = kFdeTypeFlex;
-      ++out.flex;
+    for (FunctionRows& rows : *pieces) {
+      Fde fde;
+      fde.func_start = rows.start;
+      fde.size = static_cast<uint32_t>(rows.end - rows.start);
+      fde.num_fres = static_cast<uint32_t>(rows.rows.size());
+      if (rows.key_b) fde.info |= kInfoPauthKeyB;
+      if (rows.signal) fde.info |= kInfoSignal;
+      if (rows.rep_size != 0) {
+        fde.info |= kInfoPcMask;
+        fde.rep_size = rows.rep_size;
+      }
+      if (rows.flex) {
+        fde.info2 = kFdeTypeFlex;
+        ++out.flex;
+      }
+      for (auto& [off, row] : rows.rows) {
+        Fre fre;
+        fre.start_offset = off;
+        fre.info = row.info;
+        fre.first_word = static_cast<uint32_t>(s.words.size());
+        s.words.insert(s.words.end(), row.words.begin(), row.words.end());
+        fde.fres.push_back(fre);
+      }
+      s.fdes.push_back(std::move(fde));
     }
-    for (auto& [off, row] : rows->rows) {
-      Fre fre;
-      fre.start_offset = off;
-      fre.info = row.info;
-      fre.first_word = static_cast<uint32_t>(s.words.size());
-      s.words.insert(s.words.end(), row.words.begin(), row.words.end());
-      fde.fres.push_back(fre);
-    }
-    s.fdes.push_back(std::move(fde));
   }
   s.header.num_fdes = static_cast<uint32_t>(s.fdes.size());
   return out;
