@@ -23,8 +23,6 @@ Prints the figures per program, version and tool.
 """
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,14 +35,18 @@ from truth.tools import Skip, need, run  # noqa: E402
 from truth.ours import unwindkit  # noqa: E402
 import test_registers_truth as registers  # noqa: E402
 
-# Cases per architecture and version. AArch64 runs under qemu and is slower: fewer there.
+# Cases per architecture and version. AArch64 runs under qemu and is slower: fewer there (its
+# deep_recursion passes too, but its 10,000 frames cost GDB and LLDB minutes under qemu).
 SUBSET = {
     ("x86_64", "3"): ("opt_mix", "omit_fp", "deep_recursion", "realign", "plt_libc", "threads",
                       "signal_entry"),
     ("x86_64", "2"): ("opt_mix", "realign", "threads"),
-    ("aarch64", "3"): ("opt_mix", "omit_fp", "realign", "threads"),
-    ("aarch64", "2"): ("opt_mix", "realign"),
+    ("aarch64", "3"): ("opt_mix", "omit_fp", "realign"),
+    ("aarch64", "2"): ("opt_mix", "omit_fp", "realign"),
 }
+# Not in the AArch64 subset: threads. Its links are static, and a static glibc's thread exit
+# unwinds with libgcc (_Unwind_ForcedUnwind) through .eh_frame, which the stripped copy no
+# longer has: it dies elsewhere than the intact copy, so there is no truth for its core.
 READELF_CASES = ("opt_mix", "omit_fp", "deep_recursion", "realign", "plt_libc", "threads")
 
 # readelf differences that are not errors: (kind, reason). Kinds:
@@ -107,6 +109,33 @@ def ours_against_truth(pair, intact_core, stripped_core, timeout):
         out.detail = (diff or f"{extra} frames past the truth's end") + \
             (f"; warnings: {warnings}" if warnings else "")
     return out
+
+
+def register_verdict(rows):
+    """test_registers_truth's comparison, without its 5 % bound on unavailable values: here
+    libc's frames are SFrame too (static AArch64 links), and SFrame describes only CFA, RA and
+    FP, so a register the prologue analyzer cannot prove saved is shown unavailable: honest,
+    reported, not a failure. A wrong value is."""
+    failures = [f"{r.program} [{r.debugger}]: {r.detail}" for r in rows if r.status == "error"]
+    totals = {}
+    for r in rows:
+        if r.tally is not None:
+            totals.setdefault(r.debugger, registers.Tally()).add(r.tally)
+    print("\nper debugger: values compared, equal, unavailable (share), wrong")
+    for name, t in totals.items():
+        print(f"  {name}: {t.values} values, {t.equal} equal, {t.unavailable} unavailable "
+              f"({100 * t.unavailable / max(t.values, 1):.1f}%), {t.wrong} wrong; arguments "
+              f"{t.args_wrong} wrong of {t.args}; frames lined up {t.aligned}/{t.frames}")
+        if t.wrong or t.args_wrong:
+            failures.append(f"{name}: {t.wrong} wrong register values, {t.args_wrong} wrong "
+                            "arguments")
+        if t.values == 0:
+            failures.append(f"{name}: no value compared: the check saw nothing")
+    if not totals and not all(r.status == "skip" for r in rows):
+        failures.append("no debugger run compared anything")
+    elif not totals:
+        print("  no plugin run: the plugins are not built here (sanitizer build)")
+    return failures
 
 
 def truth_runs(src_dir, work):
@@ -297,7 +326,7 @@ def main():
             registers.print_rows(rows)
             failures += [f"{o.name}: {o.status}: {o.detail}" for o in outcomes
                          if o.status in ("differ", "error")]
-            failures += registers.verdict(rows)
+            failures += register_verdict(rows)
             failures += [f"{r.program} [{r.debugger}]: {r.tally.aligned} of {r.tally.frames} "
                          "truth frames lined up" for r in rows
                          if r.tally is not None and r.tally.aligned != r.tally.frames]

@@ -7,14 +7,15 @@
 #include <bit>
 #include <cstring>
 
+#include "layout.h"
+
 namespace unwindkit::elf {
 
 namespace {
 
-constexpr uint64_t kMinPage = 0x1000;
-constexpr uint64_t kDataAlign = 8;
-
-uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+using layout::align_up;
+using layout::kMinPage;
+constexpr uint64_t kDataAlign = layout::kFileAlign;
 
 // The ELF header and program headers, copied out of the image after bounds checks.
 struct Headers {
