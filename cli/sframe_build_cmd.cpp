@@ -55,12 +55,12 @@ void print_skipped(const std::string& path, const sframe::CfiConversion& c, bool
 int run_build(const BuildArgs& a) {
   auto file = elf::ElfFile::open(a.in);
   if (!file) return report(a.in, file.error());
+  auto plan = elf::plan_loaded_section(*file, elf::kSegmentGnuSFrame);
+  if (!plan) return report(a.in, plan.error());
   const auto version = static_cast<uint8_t>(a.version);
   auto conv = sframe::from_cfi(*file, version);
   if (!conv) return report(a.in, conv.error());
   print_skipped(a.in, *conv, a.verbose);
-  auto plan = elf::plan_loaded_section(*file, elf::kSegmentGnuSFrame);
-  if (!plan) return report(a.in, plan.error());
   const sframe::EncodeOptions options{version, a.pcrel, plan->address};
   auto bytes = sframe::encode(conv->section, options);
   if (!bytes) return report(a.in, bytes.error());

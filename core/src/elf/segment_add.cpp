@@ -31,6 +31,9 @@ Result<Headers> read_headers(const ElfFile& file) {
   Headers h;
   if (image.size() < sizeof h.eh) return fail(ErrorKind::Truncated, "ELF", 0, "e_ident", "no ELF header");
   std::memcpy(&h.eh, image.data(), sizeof h.eh);
+  if (h.eh.e_type == ET_REL)
+    return fail(ErrorKind::Unsupported, "ELF", offsetof(Elf64_Ehdr, e_type), "e_type",
+                "a relocatable object is not loaded: give the linked file");
   if (h.eh.e_phentsize != sizeof(Elf64_Phdr) || h.eh.e_phnum == 0 || h.eh.e_phnum == PN_XNUM)
     return fail("ELF", offsetof(Elf64_Ehdr, e_phnum), "e_phnum", "no usable program header table");
   const uint64_t size = uint64_t{h.eh.e_phnum} * sizeof(Elf64_Phdr);
