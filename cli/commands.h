@@ -28,10 +28,11 @@ void add_trace_commands(CLI::App& app, int& exit_code);            // trace_cmd.
 void add_cbf_commands(CLI::App& app, int& exit_code);              // cbf_cmd.cpp
 void add_debuginfod_command(CLI::App& app, int& exit_code);        // debuginfod_cmd.cpp
 void add_setup_command(CLI::App& app, int& exit_code);             // setup_cmd.cpp
-// `sframe verify` and `sframe convert` join the `sframe` group, so they are registered after
+// `sframe verify`, `convert` and `build` join the `sframe` group, so they are registered after
 // add_sframe_commands.
 void add_sframe_verify_command(CLI::App& app, int& exit_code);     // sframe_verify_cmd.cpp
 void add_sframe_convert_command(CLI::App& app, int& exit_code);    // sframe_convert_cmd.cpp
+void add_sframe_build_command(CLI::App& app, int& exit_code);      // sframe_build_cmd.cpp
 
 // Parses "0x401000", "401000h" is not accepted; plain decimal is.
 bool parse_address(const std::string& text, uint64_t& out);
@@ -41,6 +42,9 @@ const CLI::Validator& address_validator();
 CLI::App* sframe_group(CLI::App& app);
 // Reads a whole file; on failure prints "unwindkit: <path>: <reason>" and returns false.
 bool read_whole_file(const std::string& path, std::vector<uint8_t>& out);
+// Writes `image` to `out` with the permissions of `in` (a rewritten copy of it); on failure
+// prints "unwindkit: <out>: cannot write" and returns false.
+bool write_copy(const std::string& in, const std::string& out, const std::vector<uint8_t>& image);
 // Writes one piece of output to stdout as it is (no terminator needed): a streaming sink.
 void write_stdout(std::string_view text);
 

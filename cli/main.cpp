@@ -13,10 +13,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "unwindkit " + std::string(unwindkit::kVersion));
 
   int exit_code = kExitOk;
-  static constexpr std::array<Registrar, 10> registrars = {
-      add_sframe_commands, add_bt_command,     add_compact_unwind_commands,
-      add_dump_command,    add_trace_commands, add_cbf_commands,
-      add_sframe_verify_command, add_sframe_convert_command, add_debuginfod_command, add_setup_command};
+  static constexpr std::array<Registrar, 11> registrars = {
+      add_sframe_commands,       add_bt_command,             add_compact_unwind_commands,
+      add_dump_command,          add_trace_commands,         add_cbf_commands,
+      add_sframe_verify_command, add_sframe_convert_command, add_sframe_build_command,
+      add_debuginfod_command,    add_setup_command};
   for (Registrar add : registrars) add(app, exit_code);
 
   try {

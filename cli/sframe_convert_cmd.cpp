@@ -8,11 +8,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
-#include <system_error>
 
 #include "commands.h"
 #include "unwindkit/elf/elf_file.h"
@@ -58,17 +55,7 @@ int run_convert(const ConvertArgs& a) {
   auto image = elf::replace_section(*file, sframe::kSectionName, *bytes, address);
   if (!image) return report(a.in, image.error());
 
-  std::ofstream out(a.out, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(image->data()),
-            static_cast<std::streamsize>(image->size()));
-  out.close();
-  if (!out) {
-    std::fprintf(stderr, "unwindkit: %s: cannot write\n", a.out.c_str());
-    return kExitDataProblem;
-  }
-  // A converted executable or library should still run: keep the input's permissions.
-  std::error_code ec;
-  std::filesystem::permissions(a.out, std::filesystem::status(a.in, ec).permissions(), ec);
+  if (!write_copy(a.in, a.out, *image)) return kExitDataProblem;
   fmt::print("{}: .sframe v{} -> v{}{} at {:#x} ({} bytes)\n", a.out, decoded->header.version,
              a.version, a.version == sframe::kVersion2 && a.pcrel ? " pcrel" : "", address,
              bytes->size());

@@ -1,6 +1,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -50,6 +51,21 @@ bool read_whole_file(const std::string& path, std::vector<uint8_t>& out) {
     std::fprintf(stderr, "unwindkit: %s: read error\n", path.c_str());
     return false;
   }
+  return true;
+}
+
+bool write_copy(const std::string& in, const std::string& out_path,
+                const std::vector<uint8_t>& image) {
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(image.data()), static_cast<std::streamsize>(image.size()));
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "unwindkit: %s: cannot write\n", out_path.c_str());
+    return false;
+  }
+  // A rewritten executable or library should still run: keep the input's permissions.
+  std::error_code ec;
+  std::filesystem::permissions(out_path, std::filesystem::status(in, ec).permissions(), ec);
   return true;
 }
 

@@ -91,6 +91,26 @@ def elf_fixtures(shared):
                 yield rel, f.read()
 
 
+def eh_frame_sections(shared):
+    """fuzz_sframe_build: a byte choosing the architecture (bit 0: AArch64), then the .eh_frame
+    of each little-endian ELF64 fixture (x86_64 or AArch64)."""
+    for rel, image in elf_fixtures(shared):
+        if image[4:6] != b"\x02\x01":  # ELFCLASS64, ELFDATA2LSB
+            continue
+        machine, = struct.unpack_from("<H", image, 18)
+        if machine not in (62, 183):
+            continue
+        shoff, = struct.unpack_from("<Q", image, 40)
+        shnum, shstrndx = struct.unpack_from("<HH", image, 60)
+        headers = [struct.unpack_from("<IIQQQQ", image, shoff + 64 * i) for i in range(shnum)]
+        if shstrndx >= len(headers):
+            continue
+        names = headers[shstrndx][4]
+        for name, _type, _flags, _addr, offset, size in headers:
+            if image[names + name:names + name + 10] == b".eh_frame\0":
+                yield rel, bytes([machine == 183]) + image[offset:offset + size]
+
+
 def core_fixtures(shared):
     # The headers and notes sit at the front; the first 64 KiB keeps them and some segments
     # while keeping inputs small enough for libFuzzer to mutate quickly.
@@ -195,6 +215,7 @@ SEEDS = {
     "fuzz_ctf_frame": ctf_frame_vectors,
     "fuzz_elf": elf_fixtures,
     "fuzz_synthesize": elf_fixtures,
+    "fuzz_sframe_build": eh_frame_sections,
     "fuzz_macho": macho_builds,
     "fuzz_compact_unwind": unwind_info_sections,
     "fuzz_core": core_fixtures,

@@ -1,5 +1,6 @@
 #include "unwindkit/dwarf/cfi.h"
 
+#include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <fmt/format.h>
@@ -206,6 +207,29 @@ Result<CfiTables> CfiTables::open_eh_frame(Arch arch, Bytes section, uint64_t ad
   if (!impl->elf) return fail("__eh_frame", 0, "elf_memory", elf_errmsg(-1));
   impl->eh_frame = dwarf_getcfi_elf(impl->elf);
   return CfiTables(std::move(impl));
+}
+
+std::optional<CfiTables::PltCfa> CfiTables::plt_cfa(uint64_t address) const {
+  if (impl_->arch != Arch::X86_64 || !impl_->eh_frame) return std::nullopt;
+  Dwarf_Frame* raw = nullptr;
+  if (dwarf_cfi_addrframe(impl_->eh_frame, address, &raw) != 0) return std::nullopt;
+  std::unique_ptr<Dwarf_Frame, FrameDeleter> frame(raw);
+  Dwarf_Op* ops = nullptr;
+  size_t n = 0;
+  if (dwarf_frame_cfa(frame.get(), &ops, &n) != 0 || n != 9) return std::nullopt;
+  const RegisterSet names(Arch::X86_64);
+  const auto lit = [&](size_t i) -> std::optional<uint32_t> {
+    if (ops[i].atom < DW_OP_lit0 || ops[i].atom > DW_OP_lit31) return std::nullopt;
+    return ops[i].atom - DW_OP_lit0;
+  };
+  const auto mask = lit(2), from = lit(4), shift = lit(6);
+  if (ops[0].atom != DW_OP_breg0 + names.sp_reg() || ops[1].atom != DW_OP_breg16 ||
+      ops[1].number != 0 || !mask || ops[3].atom != DW_OP_and || !from || ops[5].atom != DW_OP_ge ||
+      !shift || ops[7].atom != DW_OP_shl || ops[8].atom != DW_OP_plus)
+    return std::nullopt;
+  const uint32_t block = *mask + 1;
+  if ((block & *mask) != 0 || *from >= block) return std::nullopt;  // a power of two
+  return PltCfa{static_cast<int64_t>(ops[0].number), block, *from, int64_t{1} << *shift};
 }
 
 bool CfiTables::empty() const { return !impl_->eh_frame && !impl_->debug_frame; }

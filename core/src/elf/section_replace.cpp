@@ -4,15 +4,15 @@
 
 #include <algorithm>
 
+#include "layout.h"
+
 namespace unwindkit::elf {
 
 namespace {
 
-constexpr uint64_t kMinPage = 0x1000;
-// The appended data and header table only need their natural alignment in the file.
-constexpr uint64_t kFileAlign = 8;
-
-uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+using layout::align_up;
+using layout::kFileAlign;
+using layout::kMinPage;
 
 // Writes integers of the file's byte order into the copy, checked against its size.
 class Patcher {

@@ -48,14 +48,14 @@ tl::unexpected<Error> cannot(const Section& s, size_t fde, std::string_view fiel
               std::move(message));
 }
 
-// What a v2 FDE cannot carry, and s390x words that v2 and v3 read differently (v2: an odd RA
+// What a v1/v2 FDE cannot carry, and s390x words that v2 and v3 read differently (v2: an odd RA
 // or FP word names a register; v3 default FDEs have no such encoding).
 Result<void> check_expressible(const Section& s, const Fde& fde, size_t i, uint8_t version) {
   const uint8_t from = s.header.version;
-  if (version == kVersion2 && fde.flex(from))
-    return cannot(s, i, "info2", "a flexible FDE has no v2 encoding");
-  if (version == kVersion2 && fde.signal(from))
-    return cannot(s, i, "info", "the signal-frame bit has no v2 encoding");
+  if (version < kVersion3 && fde.flex(from))
+    return cannot(s, i, "info2", "a flexible FDE has no v1/v2 encoding");
+  if (version < kVersion3 && fde.signal(from))
+    return cannot(s, i, "info", "the signal-frame bit has no v1/v2 encoding");
   if (s.is_s390x() && (from == kVersion2) != (version == kVersion2) && !fde.flex(from))
     for (const Fre& fre : fde.fres) {
       const auto words = s.fre_words(fre);
@@ -70,13 +70,14 @@ Result<void> check_expressible(const Section& s, const Fde& fde, size_t i, uint8
 
 Result<std::vector<uint8_t>> encode(const Section& s, const EncodeOptions& options) {
   const uint8_t version = options.version;
-  if (version != kVersion2 && version != kVersion3)
+  if (version < kVersion1 || version > kVersion3)
     return fail(kSectionName, kOffVersion, "sfp_version",
-                fmt::format("cannot write version {} (only 2 and 3)", version));
+                fmt::format("cannot write version {} (only 1, 2 and 3)", version));
   if (s.header.auxhdr_len != 0)
     return fail(kSectionName, kOffAuxHdrLen, "sfh_auxhdr_len",
                 "the aux header's bytes are not kept by the decoder");
-  const bool pcrel = version == kVersion3 || options.pcrel;
+  // v1 has no PCREL flag: its starts are always relative to the section.
+  const bool pcrel = version == kVersion3 || (version == kVersion2 && options.pcrel);
 
   // The FRE sub-section first: it fixes each FDE's fre_off and fre_type.
   Writer fres(s.endian);
@@ -165,6 +166,7 @@ Result<std::vector<uint8_t>> encode(const Section& s, const EncodeOptions& optio
     out.put(placed[i].fre_off, 4);
     out.put(fde.fres.size(), 4);
     out.put(placed[i].info, 1);
+    if (version == kVersion1) continue;
     out.put(placed[i].rep_size, 1);
     out.put(0, 2);  // padding
   }

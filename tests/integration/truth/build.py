@@ -51,13 +51,13 @@ class Pair:
     eh_frame: Build = None  # symbols stripped, .eh_frame kept (None for the shared fixture)
 
 
-def _compile_objects(arch, case, src_dir, out_dir):
+def _compile_objects(arch, case, src_dir, out_dir, gsframe=True):
     objs = []
     for src in case.sources:
         compiler = arch.cxx if src.endswith(".cpp") else arch.cc
         obj = os.path.join(out_dir, os.path.splitext(src)[0] + ".o")
-        run([need(compiler), "-c", *case.cflags, "-Wa,--gsframe", os.path.join(src_dir, src),
-             "-o", obj])
+        run([need(compiler), "-c", *case.cflags, *(["-Wa,--gsframe"] if gsframe else []),
+             os.path.join(src_dir, src), "-o", obj])
         objs.append(obj)
     return objs
 
@@ -75,6 +75,17 @@ def _link(arch, case, objs, out_dir, lib_objs):
     static = ["-static"] if arch.static else []
     run([need(linker), *static, *objs, *extra, "-pthread", "-o", exe])
     return Build(out_dir, exe, libs)
+
+
+def build_program(case, arch, out_dir, src_dir, gsframe):
+    """`case` compiled with or without `-Wa,--gsframe` and linked as out_dir/prog (symbols and
+    .eh_frame kept); returns the Build and its object files. No shared library: a case with
+    one raises Skip."""
+    if case.lib_sources:
+        raise Skip("a case with a shared library is not built this way")
+    os.makedirs(out_dir, exist_ok=True)
+    objs = _compile_objects(arch, case, src_dir, out_dir, gsframe)
+    return _link(arch, case, objs, out_dir, []), objs
 
 
 def build_pair(case, arch, workdir, src_dir):

@@ -42,6 +42,18 @@ class CfiTables {
   // errors.
   Result<std::optional<UnwindRule>> lookup(uint64_t address) const;
 
+  // The CFA rule ld writes for x86_64 lazy PLT entries, which the rule model cannot hold:
+  // `rsp + sp_offset`, plus `extra` from byte `from` of each `block`-byte entry on
+  // (DW_OP_breg7 N; DW_OP_breg16 0; DW_OP_lit<block-1>; DW_OP_and; DW_OP_lit<from>; DW_OP_ge;
+  // DW_OP_lit<s>; DW_OP_shl; DW_OP_plus, extra = 1 << s). nullopt for any other row.
+  struct PltCfa {
+    int64_t sp_offset = 0;
+    uint32_t block = 0;
+    uint32_t from = 0;
+    int64_t extra = 0;
+  };
+  std::optional<PltCfa> plt_cfa(uint64_t address) const;
+
   CfiTables(CfiTables&&) noexcept;
   CfiTables& operator=(CfiTables&&) noexcept;
   ~CfiTables();

@@ -1,0 +1,15 @@
+// File-layout arithmetic shared by the ELF rewriters (section_replace.cpp, segment_add.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace unwindkit::elf::layout {
+
+// The smallest page a loader maps; segments may ask for more (p_align).
+inline constexpr uint64_t kMinPage = 0x1000;
+// Appended data and header tables only need their natural alignment in the file.
+inline constexpr uint64_t kFileAlign = 8;
+
+inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace unwindkit::elf::layout
