@@ -7,7 +7,10 @@ ctf-frame-v1-header-patch.txt, `include/ctf-frame.h`) and the released v1 layout
   SFrame v1 (binutils 2.40)                      CTF Frame (the patch)
   header 28 bytes: ..., u8 sfh_auxhdr_len, ...   27 bytes: no auxhdr_len (ctf_frame_header)
   fdeoff/freoff from the end of header + aux     from the end of the header
-  FDE start: from the section's start (notes)    "relative to the beginning of the current FDE"
+  FDE start: from the section's start (notes)    the same: the patch's "relative to the
+                                                 beginning of the current FDE" is the comment
+                                                 released v1 kept, which formats.md says is
+                                                 wrong for linked sections
   FDE info bits 0-3 FRE type 0/1/2 (1/2/4 B)     CTF_FRAME_ROW_ENTRY_TYPE_ADDR1/2/4 = 1/2/3
   FDE info bit 5: AArch64 PAuth key B            unused
   FRE info bit 7: mangled RA                     unused
@@ -67,8 +70,7 @@ def v1_to_ctf(v1, v1_address, ctf_address):
             raise ValueError(f"FDE {i}: FRE type {fre_type}")
         ctf_info = (info & 0x10) | (fre_type + 1)  # CTF_FRAME_V1_FUNC_INFO(fde_type, fre_type)
         function = v1_address + start
-        ctf_fde = ctf_address + CTF_HEADER + fdeoff + i * FDE_SIZE
-        struct.pack_into(e + "iIIIB", body, fdeoff + i * FDE_SIZE, function - ctf_fde, size,
+        struct.pack_into(e + "iIIIB", body, fdeoff + i * FDE_SIZE, function - ctf_address, size,
                          fre_off, count, ctf_info)
         pos = fre_off
         for j in range(count):  # the rows stay as they are: only check what CTF can say

@@ -1,6 +1,6 @@
 // CTF Frame (specs/ctf-frame-v1-header-patch.txt): sections laid out here from the patch's
-// text (27-byte header without auxhdr_len, FRE types 1/2/3, function starts relative to the
-// FDE), each the twin of an SFrame v1 section from sframe_builder.h. The twin must decode,
+// text (27-byte header without auxhdr_len, FRE types 1/2/3; function starts relative to the
+// section as in linked v1, formats.md), each the twin of an SFrame v1 section from sframe_builder.h. The twin must decode,
 // dump and look up as the v1 section does; each corruption class must name .ctf_frame, the
 // byte offset (worked out by hand from the patch's layout) and the field.
 #include <gtest/gtest.h>
@@ -70,8 +70,7 @@ std::vector<uint8_t> build_ctf(const SectionSpec& v1) {
   EXPECT_EQ(b.out.size(), kCtfHeader);
   for (size_t i = 0; i < v1.fdes.size(); ++i) {
     const FdeSpec& f = v1.fdes[i];
-    const int64_t fde_at = static_cast<int64_t>(kCtfHeader + i * kFde);
-    b.put(static_cast<uint64_t>(f.start - fde_at), 4);  // relative to this FDE
+    b.put(static_cast<uint64_t>(f.start), 4);  // relative to the section
     b.put(f.size, 4);
     b.put(offs[i], 4);
     b.put(f.fres.size(), 4);

@@ -162,7 +162,7 @@ Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const He
       return tl::unexpected(v.error());
   // PCREL (and CTF Frame): relative to this FDE's start field; otherwise to the section start
   // (notes §1).
-  const uint64_t base = section_address + (header.start_from_fde() ? at : 0);
+  const uint64_t base = section_address + (header.pcrel() ? at : 0);
   fde.func_start = base + static_cast<uint64_t>(fde.start_value);
   return fde;
 }

@@ -175,9 +175,10 @@ struct FormatInfo {
   uint8_t last_abi;      // ABIs 1..last_abi exist
   uint8_t fre_type_addr1, fre_type_addr2, fre_type_addr4;  // FRE types of 1/2/4-byte starts
   uint8_t known_fre_info;  // FRE info bits the format defines
-  // Function starts count from the FDE's start field always (the CTF patch's text: "relative
-  // to the beginning of the current FDE"); SFrame: only under kFlagFdeFuncStartPcrel.
-  bool start_from_fde;
+  // Function starts count from the section's start in both formats unless
+  // kFlagFdeFuncStartPcrel is set: the CTF patch's "relative to the beginning of the current
+  // FDE" is the comment released v1 kept, and formats.md says the linked sections count from
+  // the section's start whatever the header comments say.
 };
 
 inline constexpr FormatInfo kSFrameFormat = {
@@ -193,7 +194,7 @@ inline constexpr FormatInfo kSFrameFormat = {
                .freoff = {kOffFreOff, "sfh_freoff"}},
     .last_version = kVersion3, .last_abi = kAbiS390xBig,
     .fre_type_addr1 = kFreTypeAddr1, .fre_type_addr2 = kFreTypeAddr2,
-    .fre_type_addr4 = kFreTypeAddr4, .known_fre_info = 0xff, .start_from_fde = false};
+    .fre_type_addr4 = kFreTypeAddr4, .known_fre_info = 0xff};
 
 inline constexpr FormatInfo kCtfFrameFormat = {
     .section_name = kCtfSectionName, .title = "CTF Frame", .prefix = "CTF_FRAME",
@@ -207,8 +208,7 @@ inline constexpr FormatInfo kCtfFrameFormat = {
                .freoff = {23, "cth_freoff"}},
     .last_version = kCtfVersion1, .last_abi = kAbiAmd64Little,
     .fre_type_addr1 = kCtfFreTypeAddr1, .fre_type_addr2 = kCtfFreTypeAddr2,
-    .fre_type_addr4 = kCtfFreTypeAddr4, .known_fre_info = kCtfFreInfoKnown,
-    .start_from_fde = true};
+    .fre_type_addr4 = kCtfFreTypeAddr4, .known_fre_info = kCtfFreInfoKnown};
 
 constexpr const FormatInfo& format_info(Format format) {
   return format == Format::CtfFrame ? kCtfFrameFormat : kSFrameFormat;

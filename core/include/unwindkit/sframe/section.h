@@ -33,7 +33,6 @@ struct Header {
   bool sorted() const { return (flags & kFlagFdeSorted) != 0; }
   bool pcrel() const { return (flags & kFlagFdeFuncStartPcrel) != 0; }
   // Function starts count from the FDE's start field (else from the section's start).
-  bool start_from_fde() const { return pcrel() || info().start_from_fde; }
   // Header plus aux header: where fdeoff and freoff count from.
   uint64_t size() const { return info().header.size + uint64_t{auxhdr_len}; }
   // Byte offset of the FDE / FRE sub-sections inside the section.
