@@ -9,7 +9,9 @@ Per run: "to first" is from starting the debugger to the end of the first comman
 the plugin's side files and the command: what a user waits for); "first" and "warm" are the
 first command and the same command again in that session, timed inside the debugger (GDB:
 after `maint flush register-cache`, so frames are recomputed from kept tables); "peak MB" is
-the debugger's maximum resident set (getrusage of the child).
+the debugger's maximum resident set (getrusage of the child). The cache is the folder
+UNWINDKIT_CACHE_DIR names: a plugin that keeps no side file across sessions there shows the
+same figures in both plugin rows.
 Usage: debugger_pairs.py gdb|lldb PLUGIN CASE_DIR COMMAND RUNS TITLE TARGET
   TARGET applies to the "to first" ratio of the empty-cache plugin run.
 """
