@@ -1,9 +1,9 @@
 // Stacks for scripts/bench's scale cases: THREADS threads (the main one included), each
-// DEPTH_MIN..DEPTH_MAX levels of its own functions deep (two frames a level), a frame of libc's qsort every
-// LIBC_EVERY levels (its comparator goes on down, so libc frames sit between ours), the
+// DEPTH_MIN..DEPTH_MAX levels of its own functions deep (two frames a level), libc's qsort
+// every LIBC_EVERY levels (its comparator goes on down, so libc frames sit between ours), the
 // workers parked in a blocking read, and the main thread faulting at its deepest frame.
 // Depths depend on the thread's index alone, so every run has the same frames.
-// scripts/bench builds it three ways (bench_scale_cases there): a 3,000-frame recursion, a
+// bench/scale_cases.py builds it three ways for scripts/bench: a 3,000-frame recursion, a
 // core of 3 threads of about 24 frames, and one of 1,000 threads of 20 to 40 frames.
 #include <pthread.h>
 #include <stdatomic.h>

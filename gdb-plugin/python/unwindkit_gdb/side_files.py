@@ -35,7 +35,7 @@ def _cache_dir():
 
 
 _SUFFIX = ".gdb.debug"
-_CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function one is ~60 MB
+_CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function module's is 46 MB
 _STALE_TMP_SECONDS = 3600  # a private file this old was left by a GDB that died writing it
 
 

@@ -4,8 +4,9 @@ It claims a frame only when our tables cover its PC and GDB has no DWARF CFI the
 `unwindkit set prefer sframe`), then hands GDB the caller's registers computed by the core's
 stepper. While every file with SFrame beyond its CFI has a side file (side_files.py), GDB's
 own DWARF unwinder has all those frames: the unwinder then declines at once, reading no
-register and loading no table (GDB calls it for every frame). Anything unexpected declines the frame (GDB's own unwinders go on) and is recorded
-for `unwindkit status`: nothing raises into GDB.
+register and loading no table (GDB calls it for every frame; reading a register there made
+GDB unwind the frames below again, a quadratic `bt`). Anything unexpected declines the frame
+(GDB's own unwinders go on) and is recorded for `unwindkit status`: nothing raises into GDB.
 """
 
 import gdb
