@@ -19,6 +19,8 @@ namespace {
 // a static program linked from objects without `.eh_frame` has libc's CFI but none for its
 // own functions.
 bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionBytes& bytes) {
+  // No CFI at all (the usual stripped program): every function is beyond it, no decode.
+  if (auto cfi = module.cfi(); cfi && (*cfi)->empty()) return true;
   auto section = sframe::decode(bytes.bytes, bytes.address, bytes.format);
   if (!section) return false;
   for (const sframe::Fde& fde : section->fdes) {
@@ -30,31 +32,37 @@ bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionByte
   return false;
 }
 
-// (debug file bytes or None, build-id bytes, why there is none or what was left out).
-// GDB prints `?? ()` for a function it has no symbol for, also with CFI: the file names only
-// what `.dynsym` and `.trace` name.
+// (debug file bytes or None, build-id bytes, why there is none or what was left out,
+// fallback). `fallback`: the file has SFrame beyond its CFI but no side file gives it to GDB,
+// so the Python unwinder must unwind its frames; otherwise GDB's own unwinders do every frame
+// of the file that our tables could. GDB prints `?? ()` for a function it has no symbol for,
+// also with CFI: the file names only what `.dynsym` and `.trace` name.
+// Only the section headers are read for a file without `.sframe` (most libraries); the
+// section itself is checked and decoded once, by synthesize().
 py::tuple side_file(const std::string& path, const std::vector<std::string>& debug_files) {
-  auto answer = [](std::optional<py::bytes> bytes, py::bytes build_id, const std::string& note) {
-    return py::make_tuple(bytes ? py::object(*bytes) : py::object(py::none()), build_id, note);
+  auto answer = [](std::optional<py::bytes> bytes, py::bytes build_id, const std::string& note,
+                   bool fallback = false) {
+    return py::make_tuple(bytes ? py::object(*bytes) : py::object(py::none()), build_id, note,
+                          fallback);
   };
   unwind::Module module(path, path, {});
   module.set_bias(0);
   for (const auto& d : debug_files) module.add_debug_file(d);
   auto elf = module.elf();
   if (!elf) return answer(std::nullopt, py::bytes(), elf.error().to_string());
-  auto sframe = module.sframe();
-  if (!sframe) return answer(std::nullopt, py::bytes(), sframe.error().to_string());
   auto bytes = module.sframe_section();
-  if (*sframe == nullptr || !bytes) return answer(std::nullopt, py::bytes(), "no .sframe");
+  if (!bytes || bytes->bytes.empty()) return answer(std::nullopt, py::bytes(), "no .sframe");
   if (!sframe_beyond_cfi(module, *bytes))
     return answer(std::nullopt, py::bytes(), "its DWARF CFI covers every SFrame function");
   auto file = debuginfo::synthesize(**elf, {debuginfo::FallbackNames::None});
-  if (!file) return answer(std::nullopt, py::bytes(), file.error().to_string());
+  if (!file) return answer(std::nullopt, py::bytes(), file.error().to_string(), true);
   std::string note;
   for (const Error& e : file->left_out) note += (note.empty() ? "left out: " : "; ") + e.to_string();
   auto id = (*elf)->build_id();
   py::bytes build_id = id ? py::bytes(reinterpret_cast<const char*>(id->data()), id->size())
                           : py::bytes();
+  // Nothing to add: no function to describe, or a section that failed the strict checks,
+  // which the Python unwinder refuses as well (Module::sframe()).
   if (file->bytes.empty()) return answer(std::nullopt, build_id, note.empty() ? "nothing to add" : note);
   return answer(py::bytes(reinterpret_cast<const char*>(file->bytes.data()), file->bytes.size()),
                 build_id, note);
@@ -65,8 +73,9 @@ py::tuple side_file(const std::string& path, const std::vector<std::string>& deb
 void add_side_file_bindings(py::module_& m) {
   m.def("side_file", &side_file, py::arg("path"),
         py::arg("debug_files") = std::vector<std::string>{},
-        "(bytes or None, build-id bytes, note): the debug file that gives GDB's DWARF unwinder "
-        "the SFrame of a file whose CFI (its own or `debug_files`') does not cover it; never "
+        "(bytes or None, build-id bytes, note, fallback): the debug file that gives GDB's DWARF "
+        "unwinder the SFrame of a file whose CFI (its own or `debug_files`') does not cover it; "
+        "fallback: none could be made, the Python unwinder must do the file's frames; never "
         "raises.");
 }
 

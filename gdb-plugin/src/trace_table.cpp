@@ -15,7 +15,10 @@ namespace unwindkit::gdb {
 std::shared_ptr<TraceTable> TraceTable::load(const std::string& path) {
   auto table = std::make_shared<TraceTable>();
   table->path_ = path;
-  auto file = elf::ElfFile::open(path);
+  // Mapped, not read: GDB asks every file it loads whether it has `.trace` (the frame
+  // filter), and most have none; only the headers' pages and `.trace`'s are read, and those
+  // are copied before this function returns, so the mapping lives no longer than this call.
+  auto file = elf::ElfFile::map(path);
   if (!file) {
     table->error_ = file.error();
     return table;

@@ -4,14 +4,20 @@ When GDB loads an objfile whose file has SFrame that its CFI does not cover, the
 synthesizes a debug file for it (`.debug_frame` from SFrame plus the entry point's outermost
 rule, the file's build-id, names only from `.dynsym`/`.trace`), written once under a private
 cache folder and attached with `Objfile.add_separate_debug_file`. GDB then unwinds those
-frames itself, ends the stack at `_start` as with `.eh_frame`, and the Python unwinder leaves
-them alone (the file's debug objfile counts as its CFI, see tables.py). Where no side file can
-be attached, the Python unwinder remains the path. Nothing raises into GDB.
+frames itself and ends the stack at `_start` as with `.eh_frame`. Where no side file can be
+attached (`fallback`), the Python unwinder remains the path; while there is no such file it
+answers no frame at all (unwinder.py). Nothing raises into GDB.
+
+Cost: a file without `.sframe` (libc and most libraries) costs the reading of its section
+headers. A side file is found again by the module's build-id, which GDB has already read, and
+this plugin build: a later session attaches it without reading the module. The cache folder
+is bounded (_CACHE_BYTES, least recently used files go first).
 """
 
 import hashlib
 import os
 import tempfile
+import time
 
 import gdb
 
@@ -28,26 +34,76 @@ def _cache_dir():
     return os.path.join(base, "unwindkit", "gdb")
 
 
-def _store(data, build_id):
-    """The cache path of `data`, written unless already there. Named by build-id and content:
-    a rebuilt module, or a newer unwindkit making a different file, never meets a stale one."""
+_SUFFIX = ".gdb.debug"
+_CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function module's is 46 MB
+_STALE_TMP_SECONDS = 3600  # a private file this old was left by a GDB that died writing it
+
+
+def _folder():
     folder = _cache_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
     if os.stat(folder).st_uid != os.getuid():  # GDB would load whatever its owner put there
         raise PermissionError(f"{folder} belongs to another user")
-    digest = hashlib.sha256(data).hexdigest()[:32]
-    path = os.path.join(folder, f"{build_id.hex() or 'no-build-id'}-{digest}.gdb.debug")
-    if not os.path.isfile(path):
-        # Written under a private name and renamed: a concurrent GDB never reads half a file.
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    return folder
+
+
+def _plugin_key():
+    """This build of the extension, which makes the side files: a rebuilt or newer unwindkit
+    never meets a file an older one made."""
+    st = os.stat(_unwindkit.__file__)
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _cache_path(folder, build_id_hex, debug_files):
+    """Where the side file of a module goes: named by its build-id (a rebuilt module has
+    another), this plugin build, and the debug files GDB had for it (their CFI decides which
+    functions the side file describes)."""
+    key = hashlib.sha256("\0".join([_plugin_key(), *sorted(debug_files)]).encode())
+    return os.path.join(folder, f"{build_id_hex}-{key.hexdigest()[:24]}{_SUFFIX}")
+
+
+def _prune(folder, keep):
+    """Least recently used side files out until the folder holds at most _CACHE_BYTES; `keep`
+    (the one just written) stays."""
+    files = []
+    for entry in os.scandir(folder):
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    return path
+            st = entry.stat()
+        except OSError:
+            continue  # another GDB pruned it
+        if entry.name.startswith(".tmp-"):
+            if time.time() - st.st_mtime > _STALE_TMP_SECONDS:
+                _remove(entry.path)
+        elif entry.name.endswith(_SUFFIX) and entry.path != keep:
+            files.append((st.st_mtime, st.st_size, entry.path))
+    total = sum(size for _, size, _ in files) + os.path.getsize(keep)
+    for _, size, path in sorted(files):
+        if total <= _CACHE_BYTES:
+            break
+        _remove(path)
+        total -= size
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _store(data, path):
+    """Writes `data` at `path`, under a private name then renamed: a concurrent GDB never
+    reads half a file. Then bounds the folder."""
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    _prune(folder, path)
 
 
 class SideFiles:
@@ -56,9 +112,9 @@ class SideFiles:
 
     def __init__(self, on_error):
         self.enabled = True
-        self.failed = False  # some file that should have had a side file has none
-        self.notes = {}
-        self.failed = False  # objfile path -> "side file PATH" or why there is none
+        self.notes = {}  # objfile path -> "side file PATH" or why there is none
+        # Objfiles with SFrame beyond their CFI that got no side file: the Python unwinder's.
+        self.fallback = set()
         self._on_error = on_error
 
     def attach_all(self):
@@ -70,25 +126,41 @@ class SideFiles:
         try:
             self._attach(objfile)
         except BaseException as error:  # noqa: B036 - nothing may escape into GDB
+            self.fallback.add(objfile.filename)
             self.notes[objfile.filename] = f"no side file: {type(error).__name__}: {error}"
-            self.failed = True
             self._on_error(f"side file for {objfile.filename}: {type(error).__name__}: {error}")
 
     def _attach(self, objfile):
-        if not self.enabled or not objfile.is_valid() or objfile.owner is not None:
+        if not objfile.is_valid() or objfile.owner is not None:
             return
         path = objfile.filename
         if not os.path.isfile(path):
             return
+        if not self.enabled:
+            self.fallback.add(path)
+            return
         debug_files = [o.filename for o in objfile.progspace.objfiles() if o.owner == objfile]
-        data, build_id, note = _unwindkit.side_file(path, debug_files)
+        side = None
+        if objfile.build_id:
+            side = _cache_path(_folder(), objfile.build_id, debug_files)
+            if os.path.isfile(side):
+                os.utime(side)  # recently used: the last to be pruned
+                objfile.add_separate_debug_file(side)
+                self.notes[path] = f"side file {side}"
+                return
+        data, build_id, note, fallback = _unwindkit.side_file(path, debug_files)
         if data is None:
+            if fallback:
+                self.fallback.add(path)
             self.notes[path] = f"no side file: {note}"
             return
-        side = _store(data, build_id)
+        if side is None:  # GDB read no build-id where the core found one
+            side = _cache_path(_folder(), build_id.hex(), debug_files)
+        _store(data, side)
         objfile.add_separate_debug_file(side)
         self.notes[path] = f"side file {side}" + (f" ({note})" if note else "")
 
     def forget(self):
         """GDB dropped its objfiles (a new program): their files may come back."""
         self.notes = {}
+        self.fallback = set()

@@ -67,6 +67,11 @@ class TableState:
         self.skipped = []
         self._loaded = False
 
+    def wanted(self):
+        """Whether the Python unwinder has frames to answer: files that got no side file, or
+        `prefer sframe` (frames GDB's CFI covers too)."""
+        return bool(self.side_files.fallback) or self.engine.prefer_sframe
+
     def ensure_loaded(self):
         if self._loaded:
             return

@@ -2,8 +2,11 @@
 
 It claims a frame only when our tables cover its PC and GDB has no DWARF CFI there (unless
 `unwindkit set prefer sframe`), then hands GDB the caller's registers computed by the core's
-stepper. Anything unexpected declines the frame (GDB's own unwinders go on) and is recorded
-for `unwindkit status`: nothing raises into GDB.
+stepper. While every file with SFrame beyond its CFI has a side file (side_files.py), GDB's
+own DWARF unwinder has all those frames: the unwinder then declines at once, reading no
+register and loading no table (GDB calls it for every frame; reading a register there made
+GDB unwind the frames below again, a quadratic `bt`). Anything unexpected declines the frame
+(GDB's own unwinders go on) and is recorded for `unwindkit status`: nothing raises into GDB.
 """
 
 import gdb
@@ -39,6 +42,8 @@ class UnwindkitUnwinder(gdb.unwinder.Unwinder):
         self._busy = True
         try:
             state = self._state
+            if not state.wanted():
+                return None
             state.ensure_loaded()
             # Registers in, the core's lookup and step, UnwindInfo out: one C++ call.
             return state.engine.unwind_pending_frame(pending_frame, state.memory, _frame_id)

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Times a debugger on a core for scripts/bench's scale cases: the debugger alone on the
+`.eh_frame` twin against the same debugger with the unwindkit plugin on the SFrame twin
+(bench/scale_cases.py makes both). Every run is a fresh debugger; rounds alternate native,
+plugin with an empty side-file cache (a module's first session), plugin with the cache kept
+(every later session); medians of RUNS rounds are compared.
+
+Per run: "to first" is from starting the debugger to the end of the first command (loading,
+the plugin's side files and the command: what a user waits for); "first" and "warm" are the
+first command and the same command again in that session, timed inside the debugger (GDB:
+after `maint flush register-cache`, so frames are recomputed from kept tables); "peak MB" is
+the debugger's maximum resident set (getrusage of the child). The cache is the folder
+UNWINDKIT_CACHE_DIR names: a plugin that keeps no side file across sessions there shows the
+same figures in both plugin rows.
+Usage: debugger_pairs.py gdb|lldb PLUGIN CASE_DIR COMMAND RUNS TITLE TARGET
+  TARGET applies to the "to first" ratio of the empty-cache plugin run.
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+GDB_SCRIPT = """
+import time
+import gdb
+gdb.execute("set pagination off")
+gdb.execute("set backtrace limit unlimited")
+def timed(command):
+    start = time.perf_counter()
+    out = gdb.execute(command, to_string=True)
+    return time.perf_counter() - start, out
+first, out = timed({command!r})
+done = time.time()
+gdb.execute("maint flush register-cache")
+warm, _ = timed({command!r})
+frames = sum(1 for line in out.splitlines() if line.startswith("#"))
+print(f"BENCH {{done:.6f}} {{first:.6f}} {{warm:.6f}} {{frames}}")
+"""
+
+LLDB_SCRIPT = """
+import time
+import lldb
+def timed(debugger, command):
+    result = lldb.SBCommandReturnObject()
+    start = time.perf_counter()
+    debugger.GetCommandInterpreter().HandleCommand(command, result)
+    return time.perf_counter() - start, result.GetOutput()
+def run(debugger):
+    first, out = timed(debugger, {command!r})
+    done = time.time()
+    warm, _ = timed(debugger, {command!r})
+    frames = out.count("frame #")
+    print(f"BENCH {{done:.6f}} {{first:.6f}} {{warm:.6f}} {{frames}}")
+"""
+
+
+def command_line(debugger, plugin, case_dir, side, script):
+    exe = os.path.join(case_dir, side, "prog")
+    core = os.path.join(case_dir, side, "core.prog")
+    if debugger == "gdb":
+        # -iex: the plugin is loaded before the files, as the package's gdbinit.d does.
+        load = ["-iex", f"source {plugin}"] if plugin else []
+        return ["gdb", "-batch", "-nx", *load, exe, core, "-x", script]
+    load = ["-o", f"plugin load {plugin}"] if plugin else []
+    folder, name = os.path.split(script)
+    module = os.path.splitext(name)[0]
+    return ["lldb-22", "-b", "-x", *load, "-o", f"target create {exe} --core {core}",
+            "-o", f"command script import {script}", "-o", f"script {module}.run(lldb.debugger)"]
+
+
+def one_run(cmd, cache):
+    """(to first, first, warm, frames, peak MB) of one fresh debugger."""
+    env = dict(os.environ, UNWINDKIT_CACHE_DIR=cache)
+    start = time.time()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    line = next((l for l in out.splitlines() if l.startswith("BENCH ")), None)
+    if line is None:
+        raise SystemExit(f"bench: no timing from {' '.join(cmd)}:\n{out[-2000:]}")
+    done, first, warm, frames = line.split()[1:]
+    return (float(done) - start, float(first), float(warm), int(frames),
+            usage.ru_maxrss / 1024)
+
+
+def main():
+    debugger, plugin, case_dir, command, runs, title, target = sys.argv[1:8]
+    runs, target = int(runs), float(target)
+    work = tempfile.mkdtemp(prefix="uk-bench-pairs.")
+    script = os.path.join(work, "uk_bench_timer.py")
+    with open(script, "w") as f:
+        f.write((GDB_SCRIPT if debugger == "gdb" else LLDB_SCRIPT).format(command=command))
+    kept = os.path.join(work, "kept-cache")
+    sides = {"native": [], "plugin, empty cache": [], "plugin, cache kept": []}
+    native = command_line(debugger, None, case_dir, "ehfram", script)
+    ours = command_line(debugger, plugin, case_dir, "stripd", script)
+    one_run(ours, kept)  # fills the kept cache
+    for i in range(runs):
+        sides["native"].append(one_run(native, os.path.join(work, "unused")))
+        sides["plugin, empty cache"].append(one_run(ours, os.path.join(work, f"empty-{i}")))
+        sides["plugin, cache kept"].append(one_run(ours, kept))
+    subprocess.run(["rm", "-rf", work], check=False)
+
+    med = {name: [statistics.median(r[k] for r in rows) for k in range(5)]
+           for name, rows in sides.items()}
+    print(f"{title}   {debugger}, `{command}`, median of {runs} alternating rounds")
+    print("                                  to first (s)  first (s)  warm (s)  peak MB  frames")
+    for name, (to_first, first, warm, frames, peak) in med.items():
+        twin = ".eh_frame twin" if name == "native" else "SFrame twin"
+        print(f"  {name + ', ' + twin:34}{to_first:10.3f}  {first:9.3f}  {warm:8.3f}  "
+              f"{peak:7.0f}  {frames:6.0f}")
+    n = med["native"]
+    for name in ("plugin, empty cache", "plugin, cache kept"):
+        o = med[name]
+        print(f"  ratio {name + ' / native':28}{o[0] / n[0]:10.2f}  {o[1] / n[1]:9.2f}  "
+              f"{o[2] / n[2]:8.2f}  {o[4] / n[4]:7.2f}")
+    rounds = [f"{o[0] / n[0]:.2f}" for n, o in zip(sides["native"], sides["plugin, empty cache"])]
+    print(f"  target: to first, empty cache <= {target:.2f}; per round: {' '.join(rounds)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+#!/usr/bin/python3.11
+"""The GDB plugin's side-file cache across sessions (gdb-plugin/README.md, "Side files"):
+- the side file is named by the program's build-id, as `readelf -n` prints it;
+- a second session attaches the same file without writing it again (same inode);
+- the folder is bounded: past 1 GiB the least recently used side files go (sparse stand-ins
+  of 700 MB here), the newest stays, and a private `.tmp-` file left by a GDB that died
+  writing it goes once it is an hour old (a fresh one, maybe being written, stays)."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_gdb_cores  # noqa: E402
+from test_gdb_cores import run_gdb  # noqa: E402
+from test_gdb_live import build_twins  # noqa: E402
+
+_SIDE_FILE = re.compile(r"^    side file (\S+)", re.MULTILINE)
+_STAND_IN = 700 << 20  # two of them exceed the 1 GiB bound, one does not
+
+
+def side_file(stripped):
+    """The side file `unwindkit status` names for `stripped` in a fresh GDB, or None."""
+    out = run_gdb("gdb", stripped, commands=["echo @@ST\\n", "unwindkit status"])
+    found = _SIDE_FILE.search(out.split("@@ST\n", 1)[-1])
+    return found.group(1) if found else None
+
+
+def stand_in(folder, name, age_seconds, size=_STAND_IN):
+    path = os.path.join(folder, name)
+    with open(path, "wb") as f:
+        f.truncate(size)  # sparse: no disk space taken
+    then = time.time() - age_seconds
+    os.utime(path, (then, then))
+    return path
+
+
+def main():
+    problems = []
+    cache = test_gdb_cores._SIDE_FILES.name  # run_gdb's UNWINDKIT_CACHE_DIR
+    with tempfile.TemporaryDirectory(prefix="uk-gdb-cache-") as work:
+        _, stripped = build_twins(work)
+        notes = subprocess.run(["readelf", "-n", stripped], check=True, capture_output=True,
+                               text=True).stdout
+        build_id = re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+
+        first = side_file(stripped)
+        if first is None or not os.path.isfile(first):
+            return report([f"no side file attached to {stripped}"])
+        if not os.path.basename(first).startswith(build_id + "-"):
+            problems.append(f"side file {first} is not named by the build-id {build_id}")
+        inode = os.stat(first).st_ino
+
+        second = side_file(stripped)
+        if second != first:
+            problems.append(f"second session attached {second}, not the cached {first}")
+        elif os.stat(second).st_ino != inode:
+            problems.append(f"second session wrote {second} again instead of reusing it")
+
+        os.remove(first)
+        oldest = stand_in(cache, "0000-oldest.gdb.debug", 3 * 86400)
+        older = stand_in(cache, "0000-older.gdb.debug", 2 * 86400)
+        stale_tmp = stand_in(cache, ".tmp-stale", 7200, 10)
+        fresh_tmp = stand_in(cache, ".tmp-fresh", 0, 10)
+        third = side_file(stripped)
+        if third is None or not os.path.isfile(third):
+            problems.append("no side file attached after the stand-ins filled the cache")
+        if os.path.exists(oldest):
+            problems.append("the least recently used side file was kept past the bound")
+        if not os.path.exists(older):
+            problems.append("a side file was removed though the folder was within the bound")
+        if os.path.exists(stale_tmp):
+            problems.append("an hour-old private .tmp- file was kept")
+        if not os.path.exists(fresh_tmp):
+            problems.append("a fresh private .tmp- file (maybe being written) was removed")
+    return report(problems)
+
+
+def report(problems):
+    for p in problems:
+        print("FAIL", p)
+    print(f"{len(problems)} side-file cache checks failed" if problems
+          else "all side-file cache checks passed")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
