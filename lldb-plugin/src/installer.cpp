@@ -12,18 +12,11 @@
 #include <vector>
 
 #include "module_server.h"
+#include "private_dir.h"
 
 namespace unwindkit::lldb_plugin {
 namespace {
 
-std::filesystem::path default_cache_dir() {
-  if (const char* dir = std::getenv("UNWINDKIT_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::filesystem::path(xdg) / "unwindkit" / "lldb";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::filesystem::path(home) / ".cache" / "unwindkit" / "lldb";
-  return std::filesystem::temp_directory_path() / fmt::format("unwindkit-lldb-{}", ::getuid());
-}
 
 // How far LLDB placed `module` in `target` from its link-time addresses: nullopt when no
 // segment of it is loaded.
@@ -76,7 +69,7 @@ std::string module_key(lldb::SBModule module) {
 }
 
 Installer::Installer(lldb::SBDebugger debugger)
-    : debugger_(debugger), cache_dir_(default_cache_dir()) {}
+    : debugger_(debugger), cache_dir_(side_file_cache_dir()) {}
 
 ModuleState& Installer::state(lldb::SBModule module) {
   std::string key = module_key(module);

@@ -74,11 +74,19 @@ void run_command(lldb::SBDebugger debugger, const std::string& command) {
   debugger.GetCommandInterpreter().HandleCommand(command.c_str(), result, false);
 }
 
+// The files the server made, kept between sessions (keyed by build-id and the module file's
+// content hash): a large module is synthesized once, not in every LLDB process.
+std::optional<std::filesystem::path> served_cache_dir() {
+  auto dir = side_file_cache_dir() / "served";
+  if (!private_dir(dir)) return std::nullopt;
+  return dir;
+}
+
 }  // namespace
 
 ModuleServer::ModuleServer(std::filesystem::path client_cache)
     : client_cache_(std::move(client_cache)),
-      cache_(std::nullopt, {debuginfo::FallbackNames::Lldb, true}) {}
+      cache_(served_cache_dir(), {debuginfo::FallbackNames::Lldb, true}) {}
 
 namespace {
 
