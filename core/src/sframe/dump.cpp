@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "row_memo.h"
 #include "unwindkit/sframe/row.h"
 
 namespace unwindkit::sframe {
@@ -156,41 +157,59 @@ void slot_cell(RowText& o, const Section& s, const Fde& fde, const Slot& slot, b
   o.text("u");
 }
 
+// Rows alike (row_memo.h) print alike after their start: each distinct row's cells are
+// interpreted and formatted once.
+using CellMemo = detail::RowMemo<std::string>;
+
 // One row: its start and its three cells.
-void dump_row(const Section& s, size_t index, size_t j, fmt::memory_buffer& out) {
+void dump_row(const Section& s, size_t index, size_t j, CellMemo& memo,
+              fmt::memory_buffer& out) {
   const Fde& fde = s.fdes[index];
   const Fre& fre = fde.fres[j];
+  // PCMASK rows show the raw offset inside the repeated block.
+  const uint64_t pc = fde.pcmask() ? fre.start_offset : fde.func_start + fre.start_offset;
+  const auto key = detail::row_key(fde, fre, s.fre_words(fre));
+  if (const std::string* cells = key ? memo.find(*key) : nullptr) {
+    RowText o(out);
+    o.text("\n    ");
+    o.hex16(pc);
+    return o.text(*cells);
+  }
   auto row = interpret(s, index, j);
   // Words that mean nothing (validate() reports them): say so instead of guessing.
   if (!row) {
     {
       RowText o(out);
       o.text("\n    ");
-      o.hex16(fde.pcmask() ? fre.start_offset : fde.func_start + fre.start_offset);
+      o.hex16(pc);
     }
     fmt::format_to(std::back_inserter(out), FMT_COMPILE("  invalid: {}"), row.error().message);
     return;
   }
   RowText o(out);
   o.text("\n    ");
-  // PCMASK rows show the raw offset inside the repeated block.
-  o.hex16(fde.pcmask() ? fre.start_offset : fde.func_start + fre.start_offset);
-  if (row->ra_undefined && !old_style(s)) return o.text("  RA undefined");
-  o.text("  ");
-  const char* cell = o.mark();
-  if (row->ra_undefined) o.text(fre.base_sp() ? "sp+0" : "fp+0");
-  else cfa_cell(o, s, fde, *row);
-  o.pad(cell, 10);
-  cell = o.mark();
-  slot_cell(o, s, fde, row->fp, false);
-  o.pad(cell, 10);
-  cell = o.mark();
-  slot_cell(o, s, fde, row->ra, true);
-  o.text(fre.ra_mangled() ? "[s]" : "   ");
-  o.pad(cell, 13);
+  o.hex16(pc);
+  const char* cells = o.mark();
+  if (row->ra_undefined && !old_style(s)) {
+    o.text("  RA undefined");
+  } else {
+    o.text("  ");
+    const char* cell = o.mark();
+    if (row->ra_undefined) o.text(fre.base_sp() ? "sp+0" : "fp+0");
+    else cfa_cell(o, s, fde, *row);
+    o.pad(cell, 10);
+    cell = o.mark();
+    slot_cell(o, s, fde, row->fp, false);
+    o.pad(cell, 10);
+    cell = o.mark();
+    slot_cell(o, s, fde, row->ra, true);
+    o.text(fre.ra_mangled() ? "[s]" : "   ");
+    o.pad(cell, 13);
+  }
+  if (key) memo.insert(*key, std::string(cells, o.mark()));
 }
 
-void dump_function(const Section& s, size_t index, fmt::memory_buffer& out) {
+void dump_function(const Section& s, size_t index, CellMemo& memo, fmt::memory_buffer& out) {
   const Fde& fde = s.fdes[index];
   {
     RowText o(out);
@@ -216,7 +235,7 @@ void dump_function(const Section& s, size_t index, fmt::memory_buffer& out) {
   // "%-7s%-8s %-10s%-10s%-13s" of STARTPC, the PCMASK mark, CFA, FP and RA.
   out.append(fde.pcmask() ? std::string_view("\n    STARTPC[m]      CFA       FP        RA           ")
                           : std::string_view("\n    STARTPC         CFA       FP        RA           "));
-  for (size_t j = 0; j < fde.fres.size(); ++j) dump_row(s, index, j, out);
+  for (size_t j = 0; j < fde.fres.size(); ++j) dump_row(s, index, j, memo, out);
   out.push_back('\n');
 }
 
@@ -236,8 +255,9 @@ void dump(const Section& section, const std::function<void(std::string_view)>& s
   fmt::format_to(std::back_inserter(out), "Contents of the SFrame section .sframe:");
   dump_header(section, out);
   fmt::format_to(std::back_inserter(out), "\n  Function Index :\n");
+  CellMemo memo;
   for (size_t i = 0; i < section.fdes.size(); ++i) {
-    dump_function(section, i, out);
+    dump_function(section, i, memo, out);
     if (out.size() >= kChunk) flush();
   }
   flush();

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "read.h"
+#include "row_memo.h"
 
 namespace unwindkit::sframe {
 
@@ -138,40 +139,6 @@ class Index::TableBuilder {
   }
 
  private:
-  // What decides a row's rule besides the function's bounds: the FDE's info bytes, the FRE's
-  // info byte and its words (rows of more words are rare: they take the fallback).
-  static constexpr size_t kKeyWords = 4;
-  struct Key {
-    uint8_t fde_info = 0, fde_info2 = 0, fre_info = 0;
-    std::array<int32_t, kKeyWords> words{};
-    bool operator==(const Key&) const = default;
-  };
-  // splitmix64's finalizer over the key's bits: rows differ in a few low bits of a word,
-  // which a plain multiply would leave in the same slots.
-  static uint64_t mix(uint64_t x) {
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111eb;
-    return x ^ (x >> 31);
-  }
-  static uint64_t hash(const Key& k) {
-    const auto word = [&](size_t n) { return uint64_t{static_cast<uint32_t>(k.words[n])}; };
-    const uint64_t a = uint64_t{k.fde_info} | uint64_t{k.fde_info2} << 8 |
-                       uint64_t{k.fre_info} << 16 | word(0) << 32;
-    return mix(a ^ (word(1) | word(2) << 32) * 0x9e3779b97f4a7c15 ^ word(3) * 0xc2b2ae3d27d4eb4f);
-  }
-
-  // The slot of `key` in known_ (open addressing, linear probing): where it is, or the empty
-  // slot (kind kNoRule) where it goes. A section has few distinct rows, looked up once per
-  // row: this is most of what build() adds to the walk, and std::unordered_map took twice as
-  // long.
-  std::pair<Key, uint32_t>& slot(const Key& key) {
-    const size_t mask = known_.size() - 1;
-    for (size_t at = static_cast<size_t>(hash(key)) & mask;; at = (at + 1) & mask) {
-      auto& s = known_[at];
-      if (s.second == kNoRule || s.first == key) return s;
-    }
-  }
-
   // The entry at `start`: a new one, or the last one when it starts there too (the later of
   // two rows or functions at one address is the one a lookup finds).
   size_t push(uint32_t start, uint32_t what) {
@@ -184,10 +151,9 @@ class Index::TableBuilder {
   // The row's rule in kinds_; nullopt when the table cannot hold it.
   std::optional<uint32_t> kind_of(size_t i, size_t j, const Fde& fde, const Fre& fre,
                                   std::span<const int32_t> words) {
-    if (words.size() > kKeyWords) return std::nullopt;
-    Key key{fde.info, fde.info2, fre.info, {}};
-    std::copy(words.begin(), words.end(), key.words.begin());
-    if (auto& s = slot(key); s.second != kNoRule) return s.second;
+    const auto key = detail::row_key(fde, fre, words);
+    if (!key) return std::nullopt;
+    if (const uint32_t* kind = known_.find(*key)) return *kind;
     const Header& h = index_.header_;
     auto row = detail::interpret_words(h, fde.flex(h.version), fde.fre_type(), fre, words, i, j);
     if (!row || index_.kinds_.size() >= (kFallback >> 16)) return std::nullopt;
@@ -195,20 +161,14 @@ class Index::TableBuilder {
     rule.func_start = rule.func_end = 0;  // the function's, filled in by lookup()
     const auto kind = static_cast<uint32_t>(index_.kinds_.size());
     index_.kinds_.push_back(std::move(rule));
-    slot(key) = {key, kind};
-    if (index_.kinds_.size() * 2 > known_.size()) {  // at most half full: probes stay short
-      std::vector<std::pair<Key, uint32_t>> old(known_.size() * 2);
-      old.swap(known_);
-      for (const auto& s : old)
-        if (s.second != kNoRule) slot(s.first) = s;
-    }
+    known_.insert(*key, kind);
     return kind;
   }
 
   Index& index_;
   bool ok_ = true;
   uint64_t end_ = 0;  // where the previous function ends
-  std::vector<std::pair<Key, uint32_t>> known_ = std::vector<std::pair<Key, uint32_t>>(64);
+  detail::RowMemo<uint32_t> known_;
 };
 
 Result<Index> Index::build(Bytes bytes, uint64_t section_address) {
