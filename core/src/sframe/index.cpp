@@ -105,14 +105,16 @@ class Index::TableBuilder {
     if (fde.size == 0) return;  // covers nothing: the entry before says so
     const auto start = static_cast<uint32_t>(fde.func_start - index_.base_);
     const size_t first = push(start, kNoRule);  // a row at offset 0 takes its place
-    bool whole = !fde.pcmask();
-    uint32_t previous = 0;
+    // Rows in order (else lookup_in() chooses as a binary search would): the first row past
+    // the end ends the function's rows.
+    bool whole = !fde.pcmask() &&
+                 std::is_sorted(rows.begin(), rows.end(), [](const Fre& a, const Fre& b) {
+                   return a.start_offset < b.start_offset;
+                 });
     for (size_t j = 0; whole && j < rows.size(); ++j) {
       const Fre& fre = rows[j];
-      whole = fre.start_offset >= previous && fre.first_word <= words.size() &&
-              fre.word_count() <= words.size() - fre.first_word;
-      previous = fre.start_offset;
-      if (!whole || fre.start_offset >= fde.size) break;  // the rest lie past the end
+      whole = fre.first_word <= words.size() && fre.word_count() <= words.size() - fre.first_word;
+      if (!whole || fre.start_offset >= fde.size) break;
       const auto kind = kind_of(i, j, fde, fre, words.subspan(fre.first_word, fre.word_count()));
       if (!kind) whole = false;
       else push(start + fre.start_offset, *kind << 16);
