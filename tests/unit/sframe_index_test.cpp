@@ -229,3 +229,50 @@ TEST(SFrameIndex, RowTableMatchesAScanOnEveryRow) {
 }
 
 }  // namespace
+
+namespace {
+
+// Functions the row table leaves to the bytes or marks specially: one of more rows than an
+// entry can count back (300), one whose first row starts past its first byte, and one of
+// no rows. Re-encoded from a real section, probed at every byte against the decoded model.
+TEST(SFrameIndex, LongFunctionsAndLateFirstRows) {
+  size_t sections = 0;
+  for (const auto& v : test::load_sframe_vectors()) {
+    auto original = sframe::decode(v.content, v.section_base);
+    ASSERT_TRUE(original);
+    if (original->fdes.size() < 3 || original->fdes[0].fres.empty() ||
+        original->fdes[0].pcmask() || !original->header.sorted())
+      continue;
+    SCOPED_TRACE(v.name);
+    sframe::Section changed = *original;
+    sframe::Fde& longest = changed.fdes[0];
+    const sframe::Fre row = longest.fres[0];
+    longest.fres.clear();
+    for (uint32_t k = 0; k < 300; ++k) {
+      longest.fres.push_back(row);
+      longest.fres.back().start_offset = 2 * k;
+    }
+    longest.size = 700;
+    for (auto& fre : changed.fdes[1].fres) fre.start_offset += 3;
+    changed.fdes[1].size += 3;
+    changed.fdes[2].fres.clear();
+    uint64_t at = 0x400000;
+    for (auto& fde : changed.fdes) {
+      fde.func_start = at;
+      at += fde.size + 8;
+    }
+    auto bytes = sframe::encode(changed, {sframe::kVersion3, false, 0x200000});
+    if (!bytes) continue;
+    auto section = sframe::decode(*bytes, 0x200000);
+    auto index = sframe::Index::build(*bytes, 0x200000);
+    ASSERT_TRUE(section && index);
+    ++sections;
+    for (uint64_t pc = 0x400000 - 2; pc < at + 2; ++pc) {
+      SCOPED_TRACE(pc);
+      ASSERT_EQ(index->lookup(pc), sframe::lookup(*section, pc));
+    }
+  }
+  EXPECT_GT(sections, 2u);
+}
+
+}  // namespace
