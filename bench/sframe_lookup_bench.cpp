@@ -37,9 +37,28 @@ std::vector<uint64_t> random_pcs(const sframe::Section& s) {
   return pcs;
 }
 
-// Exits unless both sides find a row for every PC with the same CFA offset.
+// Exits unless the Index answers as the decoded section at every row's first and last byte
+// and at every function's edges (the row table, checked on the section timed), and both
+// sides find a row for every timed PC with the same CFA offset.
 void check_agreement(const sframe::Section& s, const sframe::Index& index, LibSframe& lib,
                      const std::vector<uint64_t>& pcs) {
+  size_t probes = 0;
+  for (const sframe::Fde& fde : s.fdes) {
+    std::vector<uint64_t> edges = {fde.func_start - 1, fde.func_end() - 1, fde.func_end()};
+    for (const sframe::Fre& fre : fde.fres) {
+      edges.push_back(fde.func_start + fre.start_offset);
+      edges.push_back(fde.func_start + fre.start_offset - 1);
+    }
+    for (uint64_t pc : edges) {
+      ++probes;
+      if (index.lookup(pc) != sframe::lookup(s, pc)) {
+        fmt::print(stderr, "pc {:#x}: the Index and the decoded section disagree\n", pc);
+        std::exit(1);
+      }
+    }
+  }
+  fmt::print("agreement: the Index and the decoded section at {} row and function edges\n",
+             probes);
   size_t disagree = 0;
   for (uint64_t pc : pcs) {
     auto ours = index.lookup(pc);

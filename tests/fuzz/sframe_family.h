@@ -1,11 +1,12 @@
 // The body of the SFrame-family fuzz targets (fuzz_sframe: .sframe, fuzz_ctf_frame: CTF
 // Frame): decode, validate, dump, and lookups at a few PCs (every function's first and last
-// byte, and the bytes just outside). Nothing may crash or hang, and the Index must agree with
+// byte, the bytes just outside, and every row's first byte). Nothing may crash or hang, and the Index must agree with
 // the decoded section (same Error, same rules).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "unwindkit/sframe/dump.h"
 #include "unwindkit/sframe/index.h"
@@ -23,7 +24,9 @@ inline int fuzz_sframe_family(const uint8_t* data, size_t size, unwindkit::sfram
   if (!s) return 0;
   sum += sframe::dump(*s).size();
   for (const auto& f : s->fdes) {
-    for (uint64_t pc : {f.func_start - 1, f.func_start, f.func_end() - 1, f.func_end()}) {
+    std::vector<uint64_t> pcs = {f.func_start - 1, f.func_start, f.func_end() - 1, f.func_end()};
+    for (const auto& fre : f.fres) pcs.push_back(f.func_start + fre.start_offset);
+    for (uint64_t pc : pcs) {
       auto r = sframe::lookup(*s, pc);
       if (r != index->lookup(pc)) __builtin_trap();
       if (r && r->has_value()) sum += static_cast<size_t>((*r)->cfa.offset);

@@ -8,6 +8,7 @@
 #include "unwindkit/sframe/encode.h"
 #include "unwindkit/sframe/function_rows.h"
 #include "unwindkit/sframe/index.h"
+#include "unwindkit/sframe/row.h"
 #include "unwindkit/sframe/sframe.h"
 
 namespace {
@@ -154,6 +155,124 @@ TEST(SFrameIndex, FunctionRowsAreTheLookupRules) {
       }
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The Index's row table against a straightforward scan of the decoded section, on every row
+// of every real section: the function is the one whose bytes hold the PC (a scan over all
+// functions, no search), the row the last one starting at or before it (a scan over its
+// rows); probed at each row's first and last byte and at each function's edges.
+TEST(SFrameIndex, RowTableMatchesAScanOnEveryRow) {
+  size_t rows = 0;
+  for (const auto& v : test::load_sframe_vectors()) {
+    SCOPED_TRACE(v.name);
+    auto section = sframe::decode(v.content, v.section_base);
+    auto index = sframe::Index::build(v.content, v.section_base);
+    ASSERT_TRUE(section && index);
+    auto scan = [&](uint64_t pc) -> std::optional<std::pair<size_t, size_t>> {
+      std::optional<size_t> holder;
+      for (size_t i = 0; i < section->fdes.size(); ++i) {
+        const auto& fde = section->fdes[i];
+        if (pc >= fde.func_start && pc < fde.func_end()) {
+          EXPECT_FALSE(holder) << "overlapping functions: the scan cannot decide";
+          holder = i;
+        }
+      }
+      if (!holder) return std::nullopt;
+      const auto& fde = section->fdes[*holder];
+      uint64_t offset = pc - fde.func_start;
+      if (fde.pcmask()) {
+        if (section->rep_size(fde) == 0) return std::nullopt;
+        offset %= section->rep_size(fde);
+      }
+      std::optional<size_t> row;
+      for (size_t j = 0; j < fde.fres.size(); ++j)
+        if (fde.fres[j].start_offset <= offset) row = j;
+      if (!row) return std::nullopt;
+      return std::pair{*holder, *row};
+    };
+    for (const auto& fde : section->fdes) {
+      std::vector<uint64_t> pcs = {fde.func_start - 1, fde.func_start, fde.func_end() - 1,
+                                   fde.func_end()};
+      for (size_t j = 0; j < fde.fres.size(); ++j) {
+        const uint64_t start = fde.func_start + fde.fres[j].start_offset;
+        const uint64_t next =
+            j + 1 < fde.fres.size() ? fde.func_start + fde.fres[j + 1].start_offset : fde.func_end();
+        pcs.push_back(start);
+        if (next > start) pcs.push_back(next - 1);
+        ++rows;
+      }
+      for (uint64_t pc : pcs) {
+        SCOPED_TRACE(pc);
+        const auto want = scan(pc);
+        const auto got = index->lookup(pc);
+        ASSERT_TRUE(got);
+        ASSERT_EQ(want.has_value(), got->has_value());
+        if (!want) continue;
+        const auto& holder = section->fdes[want->first];
+        EXPECT_EQ((*got)->func_start, holder.func_start);
+        EXPECT_EQ((*got)->func_end, holder.func_end());
+        // The rule of the scanned row: the decoded model's lowering of that row.
+        auto row = sframe::interpret(*section, want->first, want->second);
+        ASSERT_TRUE(row);
+        auto expected = sframe::lookup(*section, pc);
+        ASSERT_TRUE(expected && *expected);
+        EXPECT_EQ(**got, **expected);
+        EXPECT_EQ((*got)->cfa.offset, row->ra_undefined ? 0 : row->cfa.offset);
+      }
+    }
+  }
+  EXPECT_GT(rows, 100u);
+}
+
+}  // namespace
+
+namespace {
+
+// Functions the row table leaves to the bytes or marks specially: one of more rows than an
+// entry can count back (300), one whose first row starts past its first byte, and one of
+// no rows. Re-encoded from a real section, probed at every byte against the decoded model.
+TEST(SFrameIndex, LongFunctionsAndLateFirstRows) {
+  size_t sections = 0;
+  for (const auto& v : test::load_sframe_vectors()) {
+    auto original = sframe::decode(v.content, v.section_base);
+    ASSERT_TRUE(original);
+    if (original->fdes.size() < 3 || original->fdes[0].fres.empty() ||
+        original->fdes[0].pcmask() || !original->header.sorted())
+      continue;
+    SCOPED_TRACE(v.name);
+    sframe::Section changed = *original;
+    sframe::Fde& longest = changed.fdes[0];
+    const sframe::Fre row = longest.fres[0];
+    longest.fres.clear();
+    for (uint32_t k = 0; k < 300; ++k) {
+      longest.fres.push_back(row);
+      longest.fres.back().start_offset = 2 * k;
+    }
+    longest.size = 700;
+    for (auto& fre : changed.fdes[1].fres) fre.start_offset += 3;
+    changed.fdes[1].size += 3;
+    changed.fdes[2].fres.clear();
+    uint64_t at = 0x400000;
+    for (auto& fde : changed.fdes) {
+      fde.func_start = at;
+      at += fde.size + 8;
+    }
+    auto bytes = sframe::encode(changed, {sframe::kVersion3, false, 0x200000});
+    if (!bytes) continue;
+    auto section = sframe::decode(*bytes, 0x200000);
+    auto index = sframe::Index::build(*bytes, 0x200000);
+    ASSERT_TRUE(section && index);
+    ++sections;
+    for (uint64_t pc = 0x400000 - 2; pc < at + 2; ++pc) {
+      SCOPED_TRACE(pc);
+      ASSERT_EQ(index->lookup(pc), sframe::lookup(*section, pc));
+    }
+  }
+  EXPECT_GT(sections, 2u);
 }
 
 }  // namespace

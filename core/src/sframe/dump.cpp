@@ -5,11 +5,13 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <string_view>
 #include <vector>
 
+#include "row_memo.h"
 #include "unwindkit/sframe/row.h"
 
 namespace unwindkit::sframe {
@@ -52,94 +54,190 @@ void dump_header(const Section& s, fmt::memory_buffer& out) {
   fmt::format_to(o, "    Num FREs: {}\n", static_cast<int32_t>(s.header.num_fres));
 }
 
-std::string reg_text(const Section& s, uint16_t reg) {
+// One row's text, written straight into the output buffer: fmt's writer and a std::string
+// for each cell took most of a large dump's time (the profile of a 100,000-function dump).
+// A row line is at most kMaxRow bytes (three cells of a register, a sign and 20 digits);
+// the "invalid" lines, whose message has no bound, go through fmt.
+class RowText {
+ public:
+  static constexpr size_t kMaxRow = 192;
+
+  explicit RowText(fmt::memory_buffer& out) : out_(out), at_(out.size()) {
+    out.resize(at_ + kMaxRow);
+    p_ = out.data() + at_;
+  }
+  RowText(const RowText&) = delete;
+  RowText& operator=(const RowText&) = delete;
+  ~RowText() { out_.resize(static_cast<size_t>(p_ - out_.data())); }
+
+  void text(std::string_view t) {
+    std::memcpy(p_, t.data(), t.size());
+    p_ += t.size();
+  }
+  void ch(char c) { *p_++ = c; }
+  // "%lx".
+  void hex(uint64_t v) {
+    const int digits = v == 0 ? 1 : (67 - __builtin_clzll(v)) / 4;
+    for (int i = digits - 1; i >= 0; --i, v >>= 4) p_[i] = "0123456789abcdef"[v & 0xf];
+    p_ += digits;
+  }
+  // "%016lx".
+  void hex16(uint64_t v) {
+    for (int i = 15; i >= 0; --i, v >>= 4) p_[i] = "0123456789abcdef"[v & 0xf];
+    p_ += 16;
+  }
+  void number(int64_t v) {
+    const fmt::format_int digits(v);
+    text(std::string_view(digits.data(), digits.size()));
+  }
+  // "{:+d}".
+  void signed_number(int64_t v) {
+    if (v >= 0) ch('+');
+    number(v);
+  }
+  // Where a cell begins, and its padding to `width` columns as printf's "%-10s".
+  const char* mark() const { return p_; }
+  void pad(const char* cell, size_t width) {
+    while (static_cast<size_t>(p_ - cell) < width) ch(' ');
+  }
+
+ private:
+  fmt::memory_buffer& out_;
+  size_t at_;
+  char* p_;
+};
+
+void reg_text(RowText& o, const Section& s, uint16_t reg) {
   const ArchInfo& regs = abi_regs(s.header.abi_arch);
-  if (reg == regs.sp) return "sp";
-  if (reg == regs.fp) return "fp";
-  return fmt::format(FMT_COMPILE("r{}"), reg);
+  if (reg == regs.sp) return o.text("sp");
+  if (reg == regs.fp) return o.text("fp");
+  o.ch('r');
+  o.number(reg);
 }
 
-std::string reg_offset_text(const Section& s, const Slot& slot) {
-  const std::string text =
-      fmt::format(FMT_COMPILE("{}{:+d}"), reg_text(s, slot.reg), slot.offset);
-  return slot.kind == Slot::Kind::AtReg ? "(" + text + ")" : text;
+void reg_offset_text(RowText& o, const Section& s, const Slot& slot) {
+  const bool deref = slot.kind == Slot::Kind::AtReg;
+  if (deref) o.ch('(');
+  reg_text(o, s, slot.reg);
+  o.signed_number(slot.offset);
+  if (deref) o.ch(')');
 }
 
-std::string cfa_cell(const Section& s, const Fde& fde, const Row& row) {
-  if (old_style(s))
-    return fmt::format(FMT_COMPILE("{}+{}"), reg_text(s, row.cfa.reg), row.cfa.offset);
-  if (!fde.flex(s.header.version) && row.cfa.kind == Slot::Kind::InReg)
-    return fmt::format(FMT_COMPILE("{}{:+d}"), reg_text(s, row.cfa.reg), row.cfa.offset);
-  return reg_offset_text(s, row.cfa);
+void cfa_cell(RowText& o, const Section& s, const Fde& fde, const Row& row) {
+  if (old_style(s)) {
+    reg_text(o, s, row.cfa.reg);
+    o.ch('+');
+    return o.number(row.cfa.offset);
+  }
+  if (!fde.flex(s.header.version) && row.cfa.kind == Slot::Kind::InReg) {
+    reg_text(o, s, row.cfa.reg);
+    return o.signed_number(row.cfa.offset);
+  }
+  reg_offset_text(o, s, row.cfa);
 }
 
 // FP and RA cells: "c-16" (saved at CFA-16), "u" (not saved), "f" (2.46: fixed RA offset),
 // "U" (flexible padding), "rN" (s390x: in register N), "reg+off" / "(reg+off)" (flexible).
-std::string slot_cell(const Section& s, const Fde& fde, const Slot& slot, bool is_ra) {
+void slot_cell(RowText& o, const Section& s, const Fde& fde, const Slot& slot, bool is_ra) {
   const bool flex = fde.flex(s.header.version);
   switch (slot.kind) {
-    case Slot::Kind::Absent: return is_ra && !old_style(s) && s.ra_fixed() ? "f" : "u";
-    case Slot::Kind::Padding: return flex && is_ra ? "U" : "u";
+    case Slot::Kind::Absent: return o.text(is_ra && !old_style(s) && s.ra_fixed() ? "f" : "u");
+    case Slot::Kind::Padding: return o.text(flex && is_ra ? "U" : "u");
     case Slot::Kind::Fixed:
-      if (is_ra) return old_style(s) ? "u" : "f";
-      return fmt::format(FMT_COMPILE("c{:+d}"), slot.offset);
-    case Slot::Kind::AtCfa: return fmt::format(FMT_COMPILE("c{:+d}"), slot.offset);
+      if (is_ra) return o.text(old_style(s) ? "u" : "f");
+      o.ch('c');
+      return o.signed_number(slot.offset);
+    case Slot::Kind::AtCfa:
+      o.ch('c');
+      return o.signed_number(slot.offset);
     case Slot::Kind::InReg:
     case Slot::Kind::AtReg:
-      if (!flex) return fmt::format(FMT_COMPILE("r{}"), slot.reg);
-      return reg_offset_text(s, slot);
+      if (flex) return reg_offset_text(o, s, slot);
+      o.ch('r');
+      return o.number(slot.reg);
   }
-  return "u";
+  o.text("u");
 }
 
-// `text` left-aligned in `width` columns, as printf's "%-10s": the cells are ASCII, so this
-// skips fmt's display-width scan of every cell.
-void append_padded(fmt::memory_buffer& out, std::string_view text, size_t width) {
-  out.append(text);
-  for (size_t n = text.size(); n < width; ++n) out.push_back(' ');
-}
+// Rows alike (row_memo.h) print alike after their start: each distinct row's cells are
+// interpreted and formatted once.
+using CellMemo = detail::RowMemo<std::string>;
 
-void dump_function(const Section& s, size_t index, fmt::memory_buffer& out) {
+// One row: its start and its three cells.
+void dump_row(const Section& s, size_t index, size_t j, CellMemo& memo,
+              fmt::memory_buffer& out) {
   const Fde& fde = s.fdes[index];
-  auto o = std::back_inserter(out);
-  fmt::format_to(o, FMT_COMPILE("\n    func idx [{}]: pc = {:#x}, size = {} bytes"),
-                 static_cast<int32_t>(index), fde.func_start, static_cast<int32_t>(fde.size));
-  if (s.is_aarch64() && fde.pauth_key_b()) fmt::format_to(o, FMT_COMPILE(", pauth = B key"));
-  if (!old_style(s)) {
-    std::string attr;
-    if (fde.signal(s.header.version)) attr += 'S';
-    if (fde.flex(s.header.version)) attr += 'F';
-    if (!attr.empty()) fmt::format_to(o, FMT_COMPILE(", attr = \"{}\""), attr);
+  const Fre& fre = fde.fres[j];
+  // PCMASK rows show the raw offset inside the repeated block.
+  const uint64_t pc = fde.pcmask() ? fre.start_offset : fde.func_start + fre.start_offset;
+  const auto key = detail::row_key(fde, fre, s.fre_words(fre));
+  if (const std::string* cells = key ? memo.find(*key) : nullptr) {
+    RowText o(out);
+    o.text("\n    ");
+    o.hex16(pc);
+    return o.text(*cells);
   }
-  out.append(std::string_view("\n    "));
-  append_padded(out, "STARTPC", 7);
-  append_padded(out, fde.pcmask() ? "[m]" : "   ", 8);
-  out.push_back(' ');
-  append_padded(out, "CFA", 10);
-  append_padded(out, "FP", 10);
-  append_padded(out, "RA", 13);
-  for (size_t j = 0; j < fde.fres.size(); ++j) {
-    const Fre& fre = fde.fres[j];
-    // PCMASK rows show the raw offset inside the repeated block.
-    const uint64_t pc = fde.pcmask() ? fre.start_offset : fde.func_start + fre.start_offset;
-    fmt::format_to(o, FMT_COMPILE("\n    {:016x}"), pc);
-    auto row = interpret(s, index, j);
-    // Words that mean nothing (validate() reports them): say so instead of guessing.
-    if (!row) {
-      fmt::format_to(o, FMT_COMPILE("  invalid: {}"), row.error().message);
-      continue;
+  auto row = interpret(s, index, j);
+  // Words that mean nothing (validate() reports them): say so instead of guessing.
+  if (!row) {
+    {
+      RowText o(out);
+      o.text("\n    ");
+      o.hex16(pc);
     }
-    if (row->ra_undefined && !old_style(s)) {
-      fmt::format_to(o, FMT_COMPILE("  RA undefined"));
-      continue;
-    }
-    out.append(std::string_view("  "));
-    append_padded(out, row->ra_undefined ? std::string(fre.base_sp() ? "sp+0" : "fp+0")
-                                         : cfa_cell(s, fde, *row),
-                  10);
-    append_padded(out, slot_cell(s, fde, row->fp, false), 10);
-    append_padded(out, slot_cell(s, fde, row->ra, true) + (fre.ra_mangled() ? "[s]" : "   "), 13);
+    fmt::format_to(std::back_inserter(out), FMT_COMPILE("  invalid: {}"), row.error().message);
+    return;
   }
+  RowText o(out);
+  o.text("\n    ");
+  o.hex16(pc);
+  const char* cells = o.mark();
+  if (row->ra_undefined && !old_style(s)) {
+    o.text("  RA undefined");
+  } else {
+    o.text("  ");
+    const char* cell = o.mark();
+    if (row->ra_undefined) o.text(fre.base_sp() ? "sp+0" : "fp+0");
+    else cfa_cell(o, s, fde, *row);
+    o.pad(cell, 10);
+    cell = o.mark();
+    slot_cell(o, s, fde, row->fp, false);
+    o.pad(cell, 10);
+    cell = o.mark();
+    slot_cell(o, s, fde, row->ra, true);
+    o.text(fre.ra_mangled() ? "[s]" : "   ");
+    o.pad(cell, 13);
+  }
+  if (key) memo.insert(*key, std::string(cells, o.mark()));
+}
+
+void dump_function(const Section& s, size_t index, CellMemo& memo, fmt::memory_buffer& out) {
+  const Fde& fde = s.fdes[index];
+  {
+    RowText o(out);
+    o.text("\n    func idx [");
+    o.number(static_cast<int32_t>(index));
+    o.text("]: pc = 0x");
+    o.hex(fde.func_start);
+    o.text(", size = ");
+    o.number(static_cast<int32_t>(fde.size));
+    o.text(" bytes");
+    if (s.is_aarch64() && fde.pauth_key_b()) o.text(", pauth = B key");
+    if (!old_style(s)) {
+      const bool signal = fde.signal(s.header.version);
+      const bool flex = fde.flex(s.header.version);
+      if (signal || flex) {
+        o.text(", attr = \"");
+        if (signal) o.ch('S');
+        if (flex) o.ch('F');
+        o.ch('"');
+      }
+    }
+  }
+  // "%-7s%-8s %-10s%-10s%-13s" of STARTPC, the PCMASK mark, CFA, FP and RA.
+  out.append(fde.pcmask() ? std::string_view("\n    STARTPC[m]      CFA       FP        RA           ")
+                          : std::string_view("\n    STARTPC         CFA       FP        RA           "));
+  for (size_t j = 0; j < fde.fres.size(); ++j) dump_row(s, index, j, memo, out);
   out.push_back('\n');
 }
 
@@ -160,8 +258,9 @@ void dump(const Section& section, const std::function<void(std::string_view)>& s
                  section.header.info().title, section.header.section_name());
   dump_header(section, out);
   fmt::format_to(std::back_inserter(out), "\n  Function Index :\n");
+  CellMemo memo;
   for (size_t i = 0; i < section.fdes.size(); ++i) {
-    dump_function(section, i, out);
+    dump_function(section, i, memo, out);
     if (out.size() >= kChunk) flush();
   }
   flush();

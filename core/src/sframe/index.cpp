@@ -4,10 +4,12 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "read.h"
+#include "row_memo.h"
 
 namespace unwindkit::sframe {
 
@@ -68,55 +70,152 @@ struct RowAt {
 
 }  // namespace
 
+// Fills Index::entries_ and kinds_ as build() walks the functions in order, and gives the
+// table up (leaves it empty) at the first function that starts before the previous one ends.
+// A function whose rows the table cannot state exactly as lookup_in() reads them (PCMASK
+// rows, rows out of order, a row that does not interpret, too many rows) gets one fallback
+// entry.
+class Index::TableBuilder {
+ public:
+  TableBuilder(Index& index, size_t byte_count) : index_(index) {
+    // One entry per row and one per function end, the count the table almost always needs,
+    // reserved at once: growing by doubling would take twice that at its peak. The header's
+    // counts are unchecked: every entry stands for at least one of the section's bytes.
+    const Header& h = index.header_;
+    index.entries_.reserve(static_cast<size_t>(
+        std::min<uint64_t>(uint64_t{h.num_fres} + h.num_fdes + 2, byte_count)));
+    index.kinds_.emplace_back();  // kNoRule
+  }
+
+  void add(size_t i, const Fde& fde, std::span<const Fre> rows, std::span<const int32_t> words) {
+    if (!ok_) return;
+    std::vector<Entry>& entries = index_.entries_;
+    if (entries.empty()) {
+      index_.base_ = fde.func_start;
+      end_ = fde.func_start;
+      push(0, kNoRule);
+    }
+    const uint64_t end = fde.func_start + fde.size;
+    if (fde.func_start < end_ || end < fde.func_start || end - index_.base_ > UINT32_MAX ||
+        i >= kFallback) {
+      ok_ = false;
+      return;
+    }
+    end_ = end;
+    if (fde.size == 0) return;  // covers nothing: the entry before says so
+    const auto start = static_cast<uint32_t>(fde.func_start - index_.base_);
+    const size_t first = push(start, kNoRule);  // a row at offset 0 takes its place
+    // Rows in order (else lookup_in() chooses as a binary search would): the first row past
+    // the end ends the function's rows.
+    bool whole = !fde.pcmask() &&
+                 std::is_sorted(rows.begin(), rows.end(), [](const Fre& a, const Fre& b) {
+                   return a.start_offset < b.start_offset;
+                 });
+    for (size_t j = 0; whole && j < rows.size(); ++j) {
+      const Fre& fre = rows[j];
+      whole = fre.first_word <= words.size() && fre.word_count() <= words.size() - fre.first_word;
+      if (!whole || fre.start_offset >= fde.size) break;
+      const auto kind = kind_of(i, j, fde, fre, words.subspan(fre.first_word, fre.word_count()));
+      if (!kind) whole = false;
+      else push(start + fre.start_offset, *kind << 16);
+    }
+    const size_t last = entries.size();
+    if (!whole || last - first > 0xff) {
+      entries.resize(first);
+      push(start, kFallback | static_cast<uint32_t>(i));
+    } else {
+      for (size_t k = first; k < last; ++k)
+        if (entries[k].what != kNoRule)
+          entries[k].what |= static_cast<uint32_t>((k - first) << 8 | (last - k));
+    }
+    push(static_cast<uint32_t>(end - index_.base_), kNoRule);  // taken by a function there
+  }
+
+  void finish() {
+    if (ok_ && index_.entries_.size() <= UINT32_MAX) {
+      index_.build_pages();
+      return;
+    }
+    index_.entries_ = {};
+    index_.kinds_ = {};
+  }
+
+ private:
+  // The entry at `start`: a new one, or the last one when it starts there too (the later of
+  // two rows or functions at one address is the one a lookup finds).
+  size_t push(uint32_t start, uint32_t what) {
+    std::vector<Entry>& entries = index_.entries_;
+    if (entries.empty() || entries.back().start != start) entries.push_back({start, what});
+    else entries.back().what = what;
+    return entries.size() - 1;
+  }
+
+  // The row's rule in kinds_; nullopt when the table cannot hold it.
+  std::optional<uint32_t> kind_of(size_t i, size_t j, const Fde& fde, const Fre& fre,
+                                  std::span<const int32_t> words) {
+    const auto key = detail::row_key(fde, fre, words);
+    if (!key) return std::nullopt;
+    if (const uint32_t* kind = known_.find(*key)) return *kind;
+    const Header& h = index_.header_;
+    auto row = detail::interpret_words(h, fde.flex(h.version), fde.fre_type(), fre, words, i, j);
+    if (!row || index_.kinds_.size() >= (kFallback >> 16)) return std::nullopt;
+    UnwindRule rule = detail::lower_row(h, fde, fre.info, *row);
+    rule.func_start = rule.func_end = 0;  // the function's, filled in by lookup()
+    const auto kind = static_cast<uint32_t>(index_.kinds_.size());
+    index_.kinds_.push_back(std::move(rule));
+    known_.insert(*key, kind);
+    return kind;
+  }
+
+  Index& index_;
+  bool ok_ = true;
+  uint64_t end_ = 0;  // where the previous function ends
+  detail::RowMemo<uint32_t> known_;
+};
+
 Result<Index> Index::build(Bytes bytes, uint64_t section_address, Format format) {
   auto layout = detail::read_layout(bytes, format);
   if (!layout) return tl::unexpected(layout.error());
   const Header& h = layout->header;
   Index index(bytes, layout->section.endian(), h, section_address);
   index.starts_.reserve(h.num_fdes);
-  // decode()'s walk over every FDE and row, keeping only the function starts.
+  TableBuilder table(index, bytes.size());
+  std::vector<Fre> rows;
+  std::vector<int32_t> words;
+  // decode()'s walk over every FDE and row, keeping the function starts and the row table.
   for (size_t i = 0; i < h.num_fdes; ++i) {
     auto fde = detail::read_fde(layout->section, layout->fres, h, i, section_address);
     if (!fde) return tl::unexpected(fde.error());
     if (auto type = detail::check_fre_type(h, *fde, i); !type) return tl::unexpected(type.error());
     uint64_t pos = detail::first_fre_pos(h, *fde);
-    uint32_t previous = 0;
+    rows.clear();
+    words.clear();
     for (size_t j = 0; j < fde->num_fres; ++j) {
-      auto fre = detail::check_fre(layout->fres, pos, fde->fre_type(), i, j, format);
+      auto fre = detail::read_fre(layout->fres, pos, fde->fre_type(), i, j, format, words);
       if (!fre) return tl::unexpected(fre.error());
-      if (j > 0 && fre->start_offset < previous) index.rows_ascending_ = false;
-      previous = fre->start_offset;
+      if (j > 0 && fre->start_offset < rows.back().start_offset) index.rows_ascending_ = false;
+      rows.push_back(*fre);
     }
     index.starts_.push_back(fde->func_start);
+    table.add(i, *fde, rows, words);
   }
-  if (h.sorted()) index.build_pages();
+  table.finish();
   return index;
 }
 
 void Index::build_pages() {
-  // Only over starts that really are in order: a header can say SORTED of starts that are
-  // not (validate() reports it), and then lookups must search as the decoded model does.
-  if (starts_.empty() || starts_.size() > UINT32_MAX ||
-      !std::is_sorted(starts_.begin(), starts_.end()))
-    return;
-  const uint64_t span = starts_.back() - starts_.front();
-  // The narrowest pages (from 16 bytes) that keep the table at about one entry per function:
-  // a page then holds a function or two, so the search touches one or two cache lines, and
-  // a section whose few functions lie far apart (hostile or not) cannot make the table large.
-  const uint64_t max_pages = uint64_t{starts_.size()} + 1024;
+  const uint64_t span = entries_.back().start;
+  // The narrowest pages (from 16 bytes) that keep the table at about one entry for every two
+  // rows: a page then holds a row or two, so the search touches one cache line, and a section
+  // whose few functions lie far apart (hostile or not) cannot make the table large.
+  const uint64_t max_pages = uint64_t{entries_.size()} / 2 + 1024;
   while ((span >> page_shift_) + 2 > max_pages) ++page_shift_;
   const uint64_t count = (span >> page_shift_) + 2;
   pages_.resize(count);
   size_t i = 0;
   for (uint64_t p = 0; p < count; ++p) {
-    // The last page can begin past the last start, and with a span near 2^64 past 2^64 too:
-    // every start lies before it, and its address is never computed (it would wrap).
-    if (p > (span >> page_shift_)) {
-      pages_[p] = static_cast<uint32_t>(starts_.size());
-      continue;
-    }
-    const uint64_t page_start = starts_.front() + (p << page_shift_);
-    while (i < starts_.size() && starts_[i] <= page_start) ++i;
+    const uint64_t page_start = p << page_shift_;
+    while (i < entries_.size() && entries_[i].start <= page_start) ++i;
     pages_[p] = static_cast<uint32_t>(i);
   }
 }
@@ -129,21 +228,7 @@ uint64_t Index::fde_at(size_t i) const {
 
 std::optional<size_t> Index::find_fde(uint64_t pc) const {
   if (header_.sorted()) {
-    auto first = starts_.begin();
-    auto last = starts_.end();
-    if (!pages_.empty()) {
-      if (pc < starts_.front()) return std::nullopt;
-      const uint64_t page = (pc - starts_.front()) >> page_shift_;
-      // Within the page (pages_[page] >= 1, so the start before the page's first is the
-      // answer when none in the page is at or before pc); past the last page, the rest.
-      if (page + 1 < pages_.size()) {
-        first += pages_[page];
-        last = starts_.begin() + pages_[page + 1];
-      } else {
-        first += pages_.back();
-      }
-    }
-    auto it = std::upper_bound(first, last, pc);
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), pc);
     if (it == starts_.begin()) return std::nullopt;
     return static_cast<size_t>(it - starts_.begin()) - 1;
   }
@@ -158,16 +243,42 @@ std::optional<size_t> Index::find_fde(uint64_t pc) const {
 }
 
 Result<std::optional<UnwindRule>> Index::lookup(uint64_t pc) const {
-  const auto i = find_fde(pc);
-  if (!i) return std::optional<UnwindRule>();
+  if (entries_.empty()) {
+    const auto i = find_fde(pc);
+    if (!i) return std::optional<UnwindRule>();
+    return lookup_in(*i, pc);
+  }
+  // The last entry is where the last function ends: nothing at or past it.
+  if (pc < base_ || pc - base_ >= entries_.back().start) return std::optional<UnwindRule>();
+  const auto offset = static_cast<uint32_t>(pc - base_);
+  const uint64_t page = offset >> page_shift_;
+  // pages_[page] >= 1 (entries_[0] starts at 0): the entry before the page's first is the
+  // answer when none in the page starts at or before `offset`.
+  const auto it = std::upper_bound(entries_.begin() + pages_[page],
+                                   entries_.begin() + pages_[page + 1], offset,
+                                   [](uint32_t v, const Entry& e) { return v < e.start; }) -
+                  1;
+  const uint32_t what = it->what;
+  if ((what & kFallback) != 0) return lookup_in(what & ~kFallback, pc);
+  const uint32_t kind = what >> 16;
+  if (kind == kNoRule) return std::optional<UnwindRule>();
+  // Made in place: the rule is copied once, into what is returned.
+  Result<std::optional<UnwindRule>> found(tl::in_place, kinds_[kind]);
+  UnwindRule& rule = **found;
+  rule.func_start = base_ + (it - ((what >> 8) & 0xff))->start;
+  rule.func_end = base_ + (it + (what & 0xff))->start;
+  return found;
+}
+
+Result<std::optional<UnwindRule>> Index::lookup_in(size_t i, uint64_t pc) const {
   const Reader r(bytes_, endian_);
-  auto name = [&](const char* field) { return [=] { return detail::fde_field(*i, field); }; };
+  auto name = [&](const char* field) { return [=] { return detail::fde_field(i, field); }; };
   // The FDE's fields where the version's layout puts them (v3: size and fre_off in the index
   // entry, the rest in its attribute record at the head of its rows).
   const VersionLayout& layout = layout_;
-  const uint64_t at = fde_at(*i);
+  const uint64_t at = fde_at(i);
   Fde fde;
-  fde.func_start = starts_[*i];
+  fde.func_start = starts_[i];
   auto size = r.uint(at + layout.size_at, 4, name("size"));
   if (!size) return tl::unexpected(size.error());
   fde.size = static_cast<uint32_t>(*size);
@@ -208,7 +319,7 @@ Result<std::optional<UnwindRule>> Index::lookup(uint64_t pc) const {
   std::vector<RowAt> all;
   for (size_t j = 0; j < fde.num_fres; ++j) {
     auto fre_name = [&](const char* field) {
-      return [=] { return detail::fre_field(*i, j, field); };
+      return [=] { return detail::fre_field(i, j, field); };
     };
     RowAt row{{}, j, pos + start_size + 1};
     row.fre.offset = pos;
@@ -239,14 +350,14 @@ Result<std::optional<UnwindRule>> Index::lookup(uint64_t pc) const {
   const size_t word_size = size_t{1} << fre.word_size_code();
   for (unsigned k = 0; k < fre.word_count(); ++k) {
     auto w = r.word(found->words_at + k * word_size, word_size, [&] {
-      return fmt::format("fde[{}].fre[{}].word[{}]", *i, found->index, k);
+      return fmt::format("fde[{}].fre[{}].word[{}]", i, found->index, k);
     });
     if (!w) return tl::unexpected(w.error());
     words[k] = *w;
   }
   auto row = detail::interpret_words(header_, fde.flex(header_.version), fde.fre_type(), fre,
                                      std::span<const int32_t>(words.data(), fre.word_count()),
-                                     *i, found->index);
+                                     i, found->index);
   if (!row) return tl::unexpected(row.error());
   return std::optional<UnwindRule>(detail::lower_row(header_, fde, fre.info, *row));
 }

@@ -245,13 +245,6 @@ Result<Fre> read_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, si
   return fre;
 }
 
-Result<Fre> check_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
-                      size_t fre_index, Format format) {
-  auto fre = read_fre_head(fres, pos, fre_type, fde_index, fre_index, format);
-  if (fre) pos += uint64_t{fre->word_count()} << fre->word_size_code();
-  return fre;
-}
-
 uint32_t word_bits(int32_t word, uint8_t info) {
   const unsigned bits = 8u << ((info >> kFreInfoSizeShift) & kFreInfoSizeMask);
   const auto raw = static_cast<uint32_t>(word);

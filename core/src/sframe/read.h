@@ -60,11 +60,6 @@ Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_ind
 Result<Fre> read_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
                      size_t fre_index, Format format, std::vector<int32_t>& words);
 
-// Like read_fre, with the same Errors, for a reader that only needs to know the row is
-// whole: the words are checked to be in bounds but not kept.
-Result<Fre> check_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
-                      size_t fre_index, Format format);
-
 // A word's raw bits as stored (`info` gives the word size), for flexible-FDE control words.
 uint32_t word_bits(int32_t word, uint8_t info);
 

@@ -1,8 +1,10 @@
 // The SFrame lookup structure the debugger plugins keep per module: the section's own bytes
-// (borrowed) plus one array of function starts. build() makes decode()'s structural checks
-// once, with decode()'s Errors; lookup() then reads the one FDE and its rows it needs straight
-// from the bytes, so no row is ever materialized. Same results as sframe::lookup on the
-// decoded Section, at a fraction of its memory (the decoded model keeps every row).
+// (borrowed), one array of function starts, and a table of precomputed rows. build() makes
+// decode()'s structural checks once, with decode()'s Errors, and lowers every row then; a
+// lookup is a page-table probe and one entry (two dependent memory reads, where a search of
+// the functions and then of the section's records waited on four or more). Same results as
+// sframe::lookup on the decoded Section, at a fraction of its memory (the decoded model keeps
+// every row with its own fields; the table keeps 8 bytes a row and one rule per distinct row).
 #pragma once
 
 #include <cstdint>
@@ -41,10 +43,26 @@ class Index {
         layout_(version_layout(header.version)),
         address_(address) {}
 
-  void build_pages();
+  // One span of addresses with one answer, in address order: a row of a function (up to the
+  // next row or the function's end), a stretch no function covers, or a function whose rows
+  // the table does not hold (read from the bytes on each lookup).
+  struct Entry {
+    uint32_t start;  // from base_
+    uint32_t what;   // kFallback | function index, or kind << 16 | back << 8 | forward
+  };
+  // Bit 31 of `what`: look the function up in the bytes. Else bits 16-30: the row's rule in
+  // kinds_ (0: no rule here); bits 8-15 and 0-7: how many entries back the function's first
+  // entry lies (it starts at the function's start), and how many ahead the entry at its end.
+  static constexpr uint32_t kFallback = uint32_t{1} << 31;
+  static constexpr uint32_t kNoRule = 0;
+  class TableBuilder;
+
   std::optional<size_t> find_fde(uint64_t pc) const;
+  // lookup() for function `i` (the one find_fde gives for `pc`), read from the bytes.
+  Result<std::optional<UnwindRule>> lookup_in(size_t i, uint64_t pc) const;
   // Where FDE `i`'s index entry is.
   uint64_t fde_at(size_t i) const;
+  void build_pages();
 
   Bytes bytes_;
   Endian endian_;
@@ -54,12 +72,19 @@ class Index {
   // Resolved start of each function, in FDE order: sorted when the header says SORTED, and
   // then binary-searched here instead of in the section's wider FDE records.
   std::vector<uint64_t> starts_;
-  // When the starts are in order: a page table over [starts_.front(), starts_.back()], pages
-  // of 1 << page_shift_ bytes (chosen by build_pages()). pages_[p] is how many starts lie at
-  // or before page p's first byte, so a PC in page p has its function among
-  // starts_[pages_[p] - 1 .. pages_[p + 1]): the binary search stays inside one page's few
-  // functions (a few cache lines) instead of probing the whole array, which is what the
-  // profile showed lookups waiting on. Empty: search the whole array.
+  // The row table, when the functions are in order without overlap and span less than 4 GiB
+  // (any linked program); empty otherwise, and then lookups search starts_ and read the
+  // bytes. entries_[0] starts at base_, the first function's start; the last entry is the
+  // end of the last function.
+  uint64_t base_ = 0;
+  std::vector<Entry> entries_;
+  // Each distinct row's rule, without the function's bounds (filled in on lookup); kinds_[0]
+  // is unused (kNoRule).
+  std::vector<UnwindRule> kinds_;
+  // A page table over entries_, pages of 1 << page_shift_ bytes (chosen by build_pages()):
+  // pages_[p] is how many entries start at or before page p's first byte, so a PC in page p
+  // has its entry among entries_[pages_[p] - 1 .. pages_[p + 1]): a search over one page's
+  // few entries (one cache line) instead of the whole array.
   std::vector<uint32_t> pages_;
   unsigned page_shift_ = 4;
   // Every function's row starts never decrease (true of any valid section): a row is found
