@@ -5,11 +5,15 @@
    debugger runs few) is compiled WITHOUT `-Wa,--gsframe` and linked (truth/build.py
    build_program). For v2 and v3:
    - "intact" = `unwindkit sframe build` of that link (symbols and .eh_frame kept: the truth);
-   - "stripd" = the link stripped of symbols (`strip --strip-all`), given .sframe by
-     `unwindkit sframe build`, then stripped of `.eh_frame` and `.eh_frame_hdr` with
-     `llvm-objcopy-22 -R`. Why not GNU strip after the build: BFD lays a segment holding the
-     program headers out anew (patchelf's known problem) and moves the headers away from where
-     qemu-user (and kernels before 5.18) look for them; llvm-objcopy keeps segments in place.
+   - "stripd", x86_64 = the intact copy stripped of symbols, `.eh_frame` and `.eh_frame_hdr`
+     by `llvm-strip-22`: the order the issue names. AArch64 = the link stripped of symbols
+     (`strip --strip-all`), given .sframe by `unwindkit sframe build`, then stripped of
+     `.eh_frame` and `.eh_frame_hdr` with `llvm-objcopy-22 -R`, which keeps every file offset:
+     qemu-user (like kernels before 5.18) finds the program headers from the first segment's
+     offset-to-address difference, and any strip after the build moves the new segment in the
+     file. Not GNU strip after the build: BFD lays the segment holding the program headers out
+     anew (patchelf's known problem) and may move its addresses (seen: threads, x86_64,
+     `section .sframe lma 0x5348 adjusted to 0x6308`, then a crash at start; README, Limits).
      Both copies get the same loaded segments and the same .sframe bytes (checked).
    Both crash to cores (truth/cores.py). GDB on the intact core is the truth; `unwindkit bt` on
    the stripped core must give its PCs in every thread (truth/compare.py), and GDB and LLDB with
@@ -79,13 +83,17 @@ def make_copies(case, arch, base, src_dir, version, plain):
         os.makedirs(d)
     intact = Build(intact_dir, os.path.join(intact_dir, "prog"), [])
     summary = sframe_build(plain.exe, intact.exe, version)
-    bare = os.path.join(base, "bare")
-    run([strip_tool(arch), "--strip-all", plain.exe, "-o", bare])
-    sframed = os.path.join(base, "bare-sframe")
-    sframe_build(bare, sframed, version)
     stripped = Build(stripped_dir, os.path.join(stripped_dir, "prog"), [])
-    run([need("llvm-objcopy-22"), "-R", ".eh_frame", "-R", ".eh_frame_hdr", sframed,
-         stripped.exe])
+    if not arch.runner:  # runs natively: given .sframe, then stripped, as the issue says
+        run([need("llvm-strip-22"), "--strip-all", "-R", ".eh_frame", "-R", ".eh_frame_hdr",
+             intact.exe, "-o", stripped.exe])
+    else:
+        bare = os.path.join(base, "bare")
+        run([strip_tool(arch), "--strip-all", plain.exe, "-o", bare])
+        sframed = os.path.join(base, "bare-sframe")
+        sframe_build(bare, sframed, version)
+        run([need("llvm-objcopy-22"), "-R", ".eh_frame", "-R", ".eh_frame_hdr", sframed,
+             stripped.exe])
     sections = [run([need("readelf"), "-x", ".sframe", b.exe]).stdout.split("\n", 2)[-1]
                 for b in (intact, stripped)]
     if sections[0] != sections[1]:
