@@ -182,7 +182,14 @@ def main():
                 # with the file and line the program's DWARF has there, every line of it.
                 dwarfdump = need("llvm-dwarfdump-22")
                 program_lines = decoded_lines(os.path.join(work, name, "prog.g"))
-                for side in os.listdir(ours.cache_dir):
+                # Side files: added with `target symbols add` (the cache folder) or made by the
+                # plugin's in-process server as the module loaded (its `served` folder).
+                sides = [os.path.relpath(os.path.join(d, f), ours.cache_dir)
+                         for d, _, files in os.walk(ours.cache_dir) for f in files
+                         if f.endswith(".debug")]
+                if not sides:
+                    failures.append(f"lldb {name}: no side file in {ours.cache_dir}")
+                for side in sides:
                     side_lines = decoded_lines(os.path.join(ours.cache_dir, side))
                     print(f"lldb {name}: side file {side}: {len(side_lines)} line rows, "
                           f"program's DWARF {len(program_lines)}")
