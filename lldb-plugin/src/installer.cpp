@@ -17,7 +17,6 @@
 namespace unwindkit::lldb_plugin {
 namespace {
 
-
 // How far LLDB placed `module` in `target` from its link-time addresses: nullopt when no
 // segment of it is loaded.
 std::optional<uint64_t> load_bias(lldb::SBTarget target, lldb::SBModule module) {
@@ -30,23 +29,27 @@ std::optional<uint64_t> load_bias(lldb::SBTarget target, lldb::SBModule module) 
   return std::nullopt;
 }
 
+// A module and where LLDB placed it (nullopt: not loaded).
+using Placed = std::pair<lldb::SBModule, std::optional<uint64_t>>;
+
 // Threads keep the frames they computed, and each frame the module it is in, so LLDB could
-// not drop those modules. A change of load address flushes every thread (SBTarget does so),
+// not drop `modules`. A change of load address flushes every thread (SBTarget does so),
 // but a thread keeps its last complete frame list to merge new frames with, and a frame
 // object may be held elsewhere too (frame 0 once the stop was shown). So: every frame list is
-// completed, the module unloaded (the complete lists are kept), the lists computed again
-// without it (a kept frame matched again takes the new, module-less symbol context), and the
-// module loaded back (the new lists become the kept ones, the old ones go).
-void release_frames(lldb::SBTarget target, lldb::SBModule module, std::optional<uint64_t> bias) {
-  if (!bias) return;
+// completed, the modules unloaded (the complete lists are kept), the lists computed again
+// without them (a kept frame matched again takes the new, module-less symbol context), and the
+// modules loaded back (the new lists become the kept ones, the old ones go).
+void release_frames(lldb::SBTarget target, const std::vector<Placed>& modules) {
   lldb::SBProcess process = target.GetProcess();
   auto compute_all = [&process] {
     for (uint32_t i = 0; i < process.GetNumThreads(); ++i) process.GetThreadAtIndex(i).GetNumFrames();
   };
   compute_all();
-  target.ClearModuleLoadAddress(module);
+  for (const auto& [module, bias] : modules)
+    if (bias) target.ClearModuleLoadAddress(module);
   compute_all();
-  target.SetModuleLoadAddress(module, *bias);
+  for (const auto& [module, bias] : modules)
+    if (bias) target.SetModuleLoadAddress(module, *bias);
 }
 
 // Drops every module no target uses any more from LLDB's shared cache (the ones to remake
@@ -146,7 +149,11 @@ bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModul
     entries.push_back({module, file_path(module.GetFileSpec()), triple ? triple : "",
                        uuid ? uuid : "", load_bias(target, module), remake});
   }
-  release_frames(target, entries.front().module, entries.front().bias);
+  std::vector<Placed> placed;
+  for (const Entry& e : entries)
+    if (e.remake) placed.emplace_back(e.module, e.bias);
+  release_frames(target, placed);
+  placed.clear();
   const uint32_t allocated = lldb::SBModule::GetNumberAllocatedModules();
   for (Entry& e : entries) {
     if (e.bias) target.ClearModuleLoadAddress(e.module);
