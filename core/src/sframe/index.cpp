@@ -132,7 +132,8 @@ class Index::TableBuilder {
   }
 
   void finish() {
-    if (ok_ && index_.entries_.size() <= UINT32_MAX) {
+    // No function: no table (a lookup then searches the empty starts_).
+    if (ok_ && !index_.entries_.empty() && index_.entries_.size() <= UINT32_MAX) {
       index_.build_pages();
       return;
     }
