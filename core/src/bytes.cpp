@@ -61,34 +61,12 @@ Result<void> ByteReader::skip(size_t n, std::string_view field) {
   return {};
 }
 
-Result<uint64_t> ByteReader::raw_at(size_t pos, size_t width, std::string_view field) const {
+tl::unexpected<Error> ByteReader::bad_read(size_t pos, size_t width, std::string_view field) const {
   if (width != 1 && width != 2 && width != 4 && width != 8)
     return error_at(pos, field, fmt::format("unsupported width {}", width));
-  if (pos > data_.size() || width > data_.size() - pos)
-    return short_at(pos, field,
-                    fmt::format("needs {} bytes, {} left", width,
-                                pos > data_.size() ? 0 : data_.size() - pos));
-  uint64_t v = 0;
-  if (endian_ == Endian::Little) {
-    for (size_t i = width; i-- > 0;) v = (v << 8) | data_[pos + i];
-  } else {
-    for (size_t i = 0; i < width; ++i) v = (v << 8) | data_[pos + i];
-  }
-  return v;
-}
-
-Result<uint64_t> ByteReader::uint_at(size_t pos, size_t width, std::string_view field) const {
-  return raw_at(pos, width, field);
-}
-
-Result<int64_t> ByteReader::sint_at(size_t pos, size_t width, std::string_view field) const {
-  auto v = raw_at(pos, width, field);
-  if (!v) return tl::unexpected(v.error());
-  if (width == 8) return static_cast<int64_t>(*v);
-  const unsigned bits = static_cast<unsigned>(width * 8);
-  const uint64_t sign = uint64_t{1} << (bits - 1);
-  // Two's-complement sign extension without shifting into the sign bit (UB-free).
-  return static_cast<int64_t>((*v ^ sign) - sign);
+  return short_at(pos, field,
+                  fmt::format("needs {} bytes, {} left", width,
+                              pos > data_.size() ? 0 : data_.size() - pos));
 }
 
 Result<uint64_t> ByteReader::uint(size_t width, std::string_view field) {

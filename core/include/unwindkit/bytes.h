@@ -57,8 +57,19 @@ class ByteReader {
   Result<Bytes> bytes(size_t n, std::string_view field);
 
   // Reads at an absolute position inside this reader, leaving the cursor alone.
-  Result<uint64_t> uint_at(size_t pos, size_t width, std::string_view field) const;
-  Result<int64_t> sint_at(size_t pos, size_t width, std::string_view field) const;
+  Result<uint64_t> uint_at(size_t pos, size_t width, std::string_view field) const {
+    return raw_at(pos, width, field);
+  }
+  Result<int64_t> sint_at(size_t pos, size_t width, std::string_view field) const {
+    auto v = raw_at(pos, width, field);
+    if (!v) [[unlikely]]
+      return tl::unexpected(std::move(v).error());
+    if (width == 8) return static_cast<int64_t>(*v);
+    const unsigned bits = static_cast<unsigned>(width * 8);
+    const uint64_t sign = uint64_t{1} << (bits - 1);
+    // Two's-complement sign extension without shifting into the sign bit (UB-free).
+    return static_cast<int64_t>((*v ^ sign) - sign);
+  }
 
   // A reader over [pos, pos + n) of this one, reporting offsets of the whole table.
   Result<ByteReader> sub(size_t pos, size_t n, std::string_view field) const;
@@ -70,7 +81,22 @@ class ByteReader {
   tl::unexpected<Error> short_at(size_t pos, std::string_view field, std::string message) const;
 
  private:
-  Result<uint64_t> raw_at(size_t pos, size_t width, std::string_view field) const;
+  // Inline: tables are read a field at a time, millions of them in a large section; only the
+  // Error is made out of line.
+  Result<uint64_t> raw_at(size_t pos, size_t width, std::string_view field) const {
+    if ((width != 1 && width != 2 && width != 4 && width != 8) || pos > data_.size() ||
+        width > data_.size() - pos) [[unlikely]]
+      return bad_read(pos, width, field);
+    uint64_t v = 0;
+    if (endian_ == Endian::Little) {
+      for (size_t i = width; i-- > 0;) v = (v << 8) | data_[pos + i];
+    } else {
+      for (size_t i = 0; i < width; ++i) v = (v << 8) | data_[pos + i];
+    }
+    return v;
+  }
+  // The Error of a read raw_at refuses: an unsupported width, or past the end.
+  tl::unexpected<Error> bad_read(size_t pos, size_t width, std::string_view field) const;
 
   Bytes data_;
   Endian endian_;

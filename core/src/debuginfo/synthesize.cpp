@@ -5,11 +5,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "unwindkit/dwarf/cfi.h"
 #include "unwindkit/elf/side_file.h"
@@ -139,35 +142,58 @@ dwarf::CfiFunction analyzed_function(const elf::ElfFile& module, const sframe::F
   return fn;
 }
 
+// The CFI of the section's FDE `i`, with no row when it has none.
+dwarf::CfiFunction cfi_function(const sframe::Section& section, const elf::ElfFile& module,
+                                size_t i) {
+  const sframe::Fde& fde = section.fdes[i];
+  if (!fde.pcmask()) {
+    if (auto rows = sframe::function_rows(section, i); rows && !rows->empty())
+      return analyzed_function(module, fde, *rows);
+  }
+  dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
+  const uint32_t rep = fde.pcmask() ? section.rep_size(fde) : 0;
+  const uint32_t blocks = rep != 0 ? (fde.size + rep - 1) / rep : 1;
+  const bool plt = prologue::in_plt(module, fde.func_start);  // a PCMASK FDE has no rows to analyze
+  for (uint32_t block = 0; block < blocks; ++block) {
+    for (const sframe::Fre& fre : fde.fres) {
+      const uint64_t address = fde.func_start + uint64_t{block} * rep + fre.start_offset;
+      if (address >= fde.func_end()) continue;
+      auto rule = sframe::lookup(section, address);
+      if (!rule || !*rule) continue;
+      if (plt) (*rule)->unlisted = Unlisted::Unchanged;
+      fn.rows.push_back({address, **rule});
+    }
+  }
+  return fn;
+}
+
+// Below this many functions one thread does it all: starting threads would cost more.
+constexpr size_t kFunctionsPerThread = 4096;
+constexpr unsigned kMaxThreads = 16;
+
 }  // namespace
 
 std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
                                               const elf::ElfFile& module) {
-  std::vector<dwarf::CfiFunction> out;
-  for (size_t i = 0; i < section.fdes.size(); ++i) {
-    const sframe::Fde& fde = section.fdes[i];
-    if (!fde.pcmask()) {
-      if (auto rows = sframe::function_rows(section, i); rows && !rows->empty()) {
-        if (auto fn = analyzed_function(module, fde, *rows); !fn.rows.empty())
-          out.push_back(std::move(fn));
-        continue;
-      }
-    }
-    dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
-    const uint32_t rep = fde.pcmask() ? section.rep_size(fde) : 0;
-    const uint32_t blocks = rep != 0 ? (fde.size + rep - 1) / rep : 1;
-    const bool plt = prologue::in_plt(module, fde.func_start);  // a PCMASK FDE has no rows to analyze
-    for (uint32_t block = 0; block < blocks; ++block) {
-      for (const sframe::Fre& fre : fde.fres) {
-        const uint64_t address = fde.func_start + uint64_t{block} * rep + fre.start_offset;
-        if (address >= fde.func_end()) continue;
-        auto rule = sframe::lookup(section, address);
-        if (!rule || !*rule) continue;
-        if (plt) (*rule)->unlisted = Unlisted::Unchanged;
-        fn.rows.push_back({address, **rule});
-      }
-    }
-    if (!fn.rows.empty()) out.push_back(std::move(fn));
+  // Each function's analysis is independent of the others' (a large module's synthesis is
+  // mostly this): contiguous shares on as many threads as the machine has, joined in order.
+  const size_t count = section.fdes.size();
+  const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(
+      count / kFunctionsPerThread, 1, std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads)));
+  auto share = [&](size_t begin, size_t end) {
+    std::vector<dwarf::CfiFunction> out;
+    for (size_t i = begin; i < end; ++i)
+      if (dwarf::CfiFunction fn = cfi_function(section, module, i); !fn.rows.empty())
+        out.push_back(std::move(fn));
+    return out;
+  };
+  std::vector<std::future<std::vector<dwarf::CfiFunction>>> others;
+  for (unsigned t = 1; t < threads; ++t)
+    others.push_back(std::async(std::launch::async, share, count * t / threads, count * (t + 1) / threads));
+  std::vector<dwarf::CfiFunction> out = share(0, count / threads);
+  for (auto& other : others) {
+    std::vector<dwarf::CfiFunction> part = other.get();
+    out.insert(out.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   }
   return out;
 }
@@ -192,8 +218,12 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
   std::map<uint64_t, elf::SideFileSymbol> routines;  // by start: .trace's names win
   add_trace(module, spec, routines, out.left_out);
 
-  if (auto sframe = options.unwind ? usable_sframe(module, out.left_out) : std::nullopt) {
-    std::vector<dwarf::CfiFunction> functions = cfi_functions(*sframe, module);
+  const auto sframe = options.unwind && !options.entry_point_only
+                          ? usable_sframe(module, out.left_out)
+                          : std::nullopt;
+  if (options.unwind && (sframe || options.entry_point_only)) {
+    std::vector<dwarf::CfiFunction> functions;
+    if (sframe) functions = cfi_functions(*sframe, module);
     // A debugger takes a debug file's .debug_frame over the module's own CFI where both
     // describe a function (GDB 13 does): leave out what the module's CFI already covers.
     if (auto own = dwarf::CfiTables::open(module); own && !own->empty())
@@ -218,7 +248,8 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
             {fmt::format("___lldb_unnamed_symbol_{:x}", fn.start), fn.start, fn.end - fn.start});
     }
     if (!functions.empty())
-      spec.debug_frame = dwarf::write_debug_frame(functions, {sframe->arch(), sframe->endian, 8});
+      spec.debug_frame = dwarf::write_debug_frame(
+          functions, {sframe ? sframe->arch() : *arch, sframe ? sframe->endian : module.endian(), 8});
   }
   if (options.unwind && spec.debug_frame.empty() && spec.debug_sections.empty())
     return out;  // nothing to add

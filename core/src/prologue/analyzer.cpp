@@ -145,7 +145,8 @@ class Pass {
   // (else) their state: the jumps to its address, or, for a block no direct jump reaches,
   // the jumps under its CFA; those `given` (a previous walk's), or without, those seen so
   // far.
-  void run(Decoder& d, Bytes code, std::span<const TableRow> table, const JumpStates* given);
+  void run(const Decoder& d, const Instructions& code, std::span<const TableRow> table,
+           const JumpStates* given);
   const JumpStates& jumps() const { return jumps_; }
   Analysis finish() const;
 
@@ -211,7 +212,8 @@ void Pass::draft(uint64_t at, bool nothing) {
   drafts_.push_back(d);
 }
 
-void Pass::run(Decoder& d, Bytes code, std::span<const TableRow> table, const JumpStates* given) {
+void Pass::run(const Decoder& d, const Instructions& code, std::span<const TableRow> table,
+               const JumpStates* given) {
   final_ = given != nullptr;
   const JumpStates& jumps = given ? *given : jumps_;
   std::vector<const TableRow*> rows;
@@ -220,20 +222,12 @@ void Pass::run(Decoder& d, Bytes code, std::span<const TableRow> table, const Ju
   std::stable_sort(rows.begin(), rows.end(),
                    [](const TableRow* a, const TableRow* b) { return a->start < b->start; });
 
-  const uint8_t* p = code.data();
-  size_t left = code.size();
-  uint64_t address = func_start_;
+  Instructions::Walk walk = code.walk();
   size_t next_row = 0;
   const TableRow* row = nullptr;
   Flow previous = Flow::Next;
-  cs_insn* insn = d.insn();
-  while (left > 0) {
-    const uint64_t at = address;
-    if (!cs_disasm_iter(d.handle(), &p, &left, &address, insn)) {
-      lose(at, fmt::format("no instruction decodes at {:#x}", at));
-      draft(at);
-      break;
-    }
+  uint64_t at = func_start_;
+  while (const cs_insn* insn = walk.next(at)) {
     bool boundary = false;
     while (next_row < rows.size() && rows[next_row]->start <= at) {
       if (rows[next_row]->start < at)
@@ -274,6 +268,10 @@ void Pass::run(Decoder& d, Bytes code, std::span<const TableRow> table, const Ju
       }
     }
     if (const Flow flow = apply(m_, d, *insn); flow != Flow::Padding) previous = flow;
+  }
+  if (at < func_end_ && !stopped_) {
+    lose(at, fmt::format("no instruction decodes at {:#x}", at));
+    draft(at);
   }
 }
 
@@ -328,12 +326,13 @@ Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const Tab
   // Walks until the jumps' states stop changing: each walk starts blocks from the previous
   // walk's jumps, which include those further on (a loop's back edge). Typically three.
   const uint64_t func_end = func_start + code.size();
+  const detail::Instructions instructions(*decoder, code, func_start);
   detail::Pass first(arch, func_start, func_end);
-  first.run(*decoder, code, rows, nullptr);
+  first.run(*decoder, instructions, rows, nullptr);
   detail::JumpStates jumps = first.jumps();
   for (int walk = 0; walk < kMaxWalks; ++walk) {
     detail::Pass next(arch, func_start, func_end);
-    next.run(*decoder, code, rows, &jumps);
+    next.run(*decoder, instructions, rows, &jumps);
     if (next.jumps() == jumps) return next.finish();
     jumps = next.jumps();
   }

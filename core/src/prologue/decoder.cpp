@@ -131,4 +131,40 @@ Decoder* Decoder::for_arch(Arch arch) {
   return slot.get();
 }
 
+Instructions::Instructions(Decoder& d, Bytes code, uint64_t address)
+    : d_(d), code_(code), address_(address) {
+  cs_insn* insns = nullptr;
+  const size_t count = cs_disasm(d.handle(), code.data(), code.size(), address, kMaxKept, &insns);
+  size_t decoded = 0;
+  for (size_t i = 0; i < count; ++i) decoded += insns[i].size;
+  // Kept unless the limit cut it short (an undecodable instruction also ends Capstone's list).
+  if (count < kMaxKept || decoded == code.size()) {
+    kept_ = insns;
+    count_ = count;
+  } else {
+    cs_free(insns, count);
+  }
+}
+
+Instructions::~Instructions() {
+  if (kept_ != nullptr) cs_free(kept_, count_);
+}
+
+Instructions::Walk::Walk(const Instructions& all)
+    : all_(all), p_(all.code_.data()), left_(all.code_.size()), address_(all.address_) {}
+
+const cs_insn* Instructions::Walk::next(uint64_t& at) {
+  at = address_;
+  if (left_ == 0) return nullptr;
+  if (all_.kept_ != nullptr) {
+    if (index_ == all_.count_) return nullptr;  // undecodable at `at`
+    const cs_insn* insn = &all_.kept_[index_++];
+    address_ += insn->size;
+    left_ -= insn->size;
+    return insn;
+  }
+  cs_insn* insn = all_.d_.insn();
+  return cs_disasm_iter(all_.d_.handle(), &p_, &left_, &address_, insn) ? insn : nullptr;
+}
+
 }  // namespace unwindkit::prologue::detail

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "unwindkit/arch.h"
+#include "unwindkit/bytes.h"
 
 namespace unwindkit::prologue::detail {
 
@@ -44,6 +45,46 @@ class Decoder {
   cs_insn* insn_;
   std::vector<int16_t> dwarf_;
   std::vector<bool> full_;
+};
+
+// A function's instructions in order, for the analyzer's walks over it. Decoded once for all
+// the walks when the function has at most kMaxKept instructions (a walk repeats Capstone's
+// decoding and text formatting otherwise: most of a side file's synthesis); a longer function
+// is decoded again by each walk, bounding the memory hostile code can take (a kept
+// instruction with its detail is about 2 KB).
+class Instructions {
+ public:
+  static constexpr size_t kMaxKept = 4096;
+
+  Instructions(Decoder& d, Bytes code, uint64_t address);
+  Instructions(const Instructions&) = delete;
+  Instructions& operator=(const Instructions&) = delete;
+  ~Instructions();
+
+  // Reads the function from its start again.
+  class Walk {
+   public:
+    // The next instruction and its address; nullptr at the end, or where no instruction
+    // decodes (`at` is then where).
+    const cs_insn* next(uint64_t& at);
+
+   private:
+    friend class Instructions;
+    explicit Walk(const Instructions& all);
+    const Instructions& all_;
+    size_t index_ = 0;
+    const uint8_t* p_;
+    size_t left_;
+    uint64_t address_;
+  };
+  Walk walk() const { return Walk(*this); }
+
+ private:
+  Decoder& d_;
+  Bytes code_;
+  uint64_t address_;
+  cs_insn* kept_ = nullptr;  // all of them, when not nullptr
+  size_t count_ = 0;
 };
 
 }  // namespace unwindkit::prologue::detail

@@ -38,6 +38,29 @@ Result<Section> decode(Bytes bytes, uint64_t section_address, Format format) {
   return s;
 }
 
+Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_address,
+                                                  Format format) {
+  auto layout = detail::read_layout(bytes, format);
+  if (!layout) return tl::unexpected(layout.error());
+  const Header& h = layout->header;
+  std::vector<AddressRange> out;
+  out.reserve(h.num_fdes);
+  std::vector<int32_t> words;
+  for (size_t i = 0; i < h.num_fdes; ++i) {
+    auto fde = detail::read_fde(layout->section, layout->fres, h, i, section_address);
+    if (!fde) return tl::unexpected(fde.error());
+    if (auto type = detail::check_fre_type(h, *fde, i); !type) return tl::unexpected(type.error());
+    uint64_t pos = detail::first_fre_pos(h, *fde);
+    for (size_t j = 0; j < fde->num_fres; ++j) {
+      words.clear();
+      auto fre = detail::read_fre(layout->fres, pos, fde->fre_type(), i, j, format, words);
+      if (!fre) return tl::unexpected(fre.error());
+    }
+    out.push_back({fde->func_start, fde->func_end()});
+  }
+  return out;
+}
+
 Format detect_format(Bytes bytes) {
   // Where each layout's FRE sub-section ends (FREs come last in every writer's layout).
   auto end = [&](Format format) -> std::optional<uint64_t> {

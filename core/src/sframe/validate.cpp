@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "read.h"
 #include "unwindkit/sframe/row.h"
 #include "unwindkit/sframe/section.h"
@@ -108,6 +110,10 @@ class Checker {
       return;
     }
     uint64_t total_fres = 0;
+    std::optional<uint64_t> previous_start;  // of the last FDE read
+    // The model holds one function at a time, the one being checked: no check looks back
+    // further, and a large section costs no memory.
+    Fde& current = section_.fdes.emplace_back();
     for (size_t i = 0; i < h.num_fdes; ++i) {
       auto fde = detail::read_fde(r, *fres, h, i, address_);
       if (!fde) {
@@ -115,16 +121,21 @@ class Checker {
         continue;
       }
       total_fres += fde->num_fres;
-      check_fde(*fde, i);
-      section_.fdes.push_back(std::move(*fde));
-      check_fres(*fres, section_.fdes.size() - 1, i);
+      check_fde(*fde, i, previous_start);
+      previous_start = fde->func_start;
+      std::vector<Fre> rows = std::move(current.fres);  // its capacity, for this function's
+      rows.clear();
+      current = std::move(*fde);
+      current.fres = std::move(rows);
+      section_.words.clear();
+      check_fres(*fres, i);
     }
     if (total_fres != h.num_fres)
       problem(h.info().header.num_fres.at, h.info().header.num_fres.name,
               fmt::format("header says {} FREs, the FDEs hold {}", h.num_fres, total_fres));
   }
 
-  void check_fde(const Fde& fde, size_t i) {
+  void check_fde(const Fde& fde, size_t i, std::optional<uint64_t> previous_start) {
     const VersionLayout& layout = version_layout(section_.header);
     // Where the FDE's info, info2 and rep_size are: in its entry, or its attribute record.
     const uint64_t info_at = detail::fde_info_offset(section_.header, fde);
@@ -141,12 +152,11 @@ class Checker {
     if (fde.pcmask() && section_.rep_size(fde) == 0)
       problem(attr + layout.rep_size_at, detail::fde_field(i, "rep_size"),
               "a PCMASK function needs a repetition size");
-    if (section_.header.sorted() && !section_.fdes.empty() &&
-        fde.func_start <= section_.fdes.back().func_start)
+    if (section_.header.sorted() && previous_start && fde.func_start <= *previous_start)
       problem(fde.start_field, detail::fde_field(i, "start"),
               fmt::format("function start {:#x} is not above the previous one ({:#x}) in a "
                           "SORTED section",
-                          fde.func_start, section_.fdes.back().func_start));
+                          fde.func_start, *previous_start));
     if (!text_.empty() && !inside_text(fde))
       problem(fde.start_field, detail::fde_field(i, "start"),
               fmt::format("function [{:#x}, {:#x}) is not inside the text", fde.func_start,
@@ -161,8 +171,9 @@ class Checker {
     return false;
   }
 
-  void check_fres(const ByteReader& fres, size_t model_index, size_t i) {
-    Fde& fde = section_.fdes[model_index];
+  // FDE `i`'s rows, read into the model's one function.
+  void check_fres(const ByteReader& fres, size_t i) {
+    Fde& fde = section_.fdes.front();
     // Rows of an unknown FRE type cannot be read (check_fde reported the type).
     if (!detail::check_fre_type(section_.header, fde, i)) return;
     const uint32_t num = fde.num_fres;
@@ -179,20 +190,21 @@ class Checker {
         problem(fre->offset + detail::fre_start_size(fde.fre_type(), format_),
                 detail::fre_field(i, j, "info"),
                 fmt::format("unused info bits {:#04x} set", fre->info & ~known));
-      const std::string start_field = detail::fre_field(i, j, "start");
       if (!fde.fres.empty() && fre->start_offset <= fde.fres.back().start_offset)
-        problem(fre->offset, start_field,
+        problem(fre->offset, detail::fre_field(i, j, "start"),
                 fmt::format("start {:#x} is not above the previous FRE's {:#x}",
                             fre->start_offset, fde.fres.back().start_offset));
       // gas gives an empty function one row at offset 0; no PC can ever select it.
       const bool empty_function_row = limit == 0 && fre->start_offset == 0;
       if (fre->start_offset >= limit && !empty_function_row)
-        problem(fre->offset, start_field,
+        problem(fre->offset, detail::fre_field(i, j, "start"),
                 fmt::format("start {:#x} is not below the function's {} {:#x}", fre->start_offset,
                             fde.pcmask() ? "repetition size" : "size", limit));
       fde.fres.push_back(std::move(*fre));
       // The words must mean something: right count for the ABI, consumed exactly.
-      auto row = interpret(section_, model_index, fde.fres.size() - 1);
+      const Fre& added = fde.fres.back();
+      auto row = detail::interpret_words(section_.header, fde.flex(section_.header.version),
+                                         fde.fre_type(), added, section_.fre_words(added), i, j);
       if (!row) problems_.push_back(row.error());
     }
   }

@@ -39,11 +39,11 @@ std::optional<UnwindRule> entry_point_rule(const elf::ElfFile& file) {
   }
 
   if (const auto found = sframe::find_section(file)) {
-    if (auto decoded =
-            sframe::decode(found->section->data, found->section->addr, found->format)) {
-      for (const sframe::Fde& fde : decoded->fdes) {
-        if (entry >= fde.func_start && entry < fde.func_end()) return std::nullopt;
-        if (fde.func_start > entry) end = std::min(end, fde.func_start);
+    if (auto functions = sframe::function_ranges(found->section->data, found->section->addr,
+                                                 found->format)) {
+      for (const sframe::AddressRange& fn : *functions) {
+        if (entry >= fn.start && entry < fn.end) return std::nullopt;
+        if (fn.start > entry) end = std::min(end, fn.start);
       }
     }
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 
 #include "unwindkit/compact_unwind/lookup.h"
@@ -167,12 +168,16 @@ Result<const sframe::Index*> Module::sframe() {
     } else if (auto section = sframe_section(); section && !section->bytes.empty()) {
       std::vector<sframe::AddressRange> text;
       for (const auto& [start, end] : code_ranges()) text.push_back({start - bias(), end - bias()});
-      if (auto index = sframe::Index::build(section->bytes, section->address, section->format);
-          !index)
+      // Two independent passes over the same bytes: the strict checks on a thread of their
+      // own while the index is built (a large module's first frame waits for both).
+      auto problems = std::async(std::launch::async, [&] {
+        return sframe::validate(section->bytes, section->address, text, section->format);
+      });
+      auto index = sframe::Index::build(section->bytes, section->address, section->format);
+      sframe_problems_ = problems.get();
+      if (!index)
         sframe_ = tl::unexpected(index.error());
-      else if (sframe_problems_ =
-                   sframe::validate(section->bytes, section->address, text, section->format);
-               !sframe_problems_.empty())
+      else if (!sframe_problems_.empty())
         sframe_ = tl::unexpected(sframe_problems_.front());
       else
         sframe_ = std::make_unique<sframe::Index>(std::move(*index));

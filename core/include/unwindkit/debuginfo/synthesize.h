@@ -31,6 +31,10 @@ struct SynthesizeOptions {
   // from SFrame, `.trace` lines kept — and is written even when it adds nothing, since it
   // replaces a file the debugger already holds (the LLDB plugin's `disable`).
   bool unwind = true;
+  // Only the entry point's outermost rule (and `.trace`'s lines), read without the SFrame
+  // section: for a module too large to synthesize while a person waits, whose other frames a
+  // plugin's own unwinder does meanwhile (the GDB plugin's first session of such a module).
+  bool entry_point_only = false;
 };
 
 struct DebugFile {
@@ -50,6 +54,7 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
 // (prologue/lower.h): the slots of saved callee-saved registers, the others unchanged where the
 // code proves it and undefined where it does not. A PCMASK function (a PLT) repeats its rows
 // every rep_size bytes; each repetition becomes rows of its own.
+// Functions are analyzed on as many threads as the machine has.
 std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
                                               const elf::ElfFile& module);
 

@@ -13,6 +13,12 @@
 
 namespace unwindkit::sframe {
 
+// [start, end) of code: a function, or where functions may lie (an ELF's executable sections).
+struct AddressRange {
+  uint64_t start = 0;
+  uint64_t end = 0;
+};
+
 struct Header {
   Format format = Format::SFrame;  // SFrame, or its pre-release CTF Frame (constants.h)
   uint16_t magic = kMagic;

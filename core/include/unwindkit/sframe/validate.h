@@ -10,14 +10,9 @@
 #include "unwindkit/bytes.h"
 #include "unwindkit/error.h"
 #include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/section.h"  // AddressRange
 
 namespace unwindkit::sframe {
-
-// [start, end) of code a function may lie in (e.g. an ELF's executable sections).
-struct AddressRange {
-  uint64_t start = 0;
-  uint64_t end = 0;
-};
 
 // All problems found in the section at `section_address`, read as `format`. When `text` is
 // not empty every function must lie inside one of its ranges.
