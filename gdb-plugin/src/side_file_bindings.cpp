@@ -39,11 +39,15 @@ bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionByte
 // also with CFI: the file names only what `.dynsym` and `.trace` name.
 // Only the section headers are read for a file without `.sframe` (most libraries); the
 // section itself is checked and decoded once, by synthesize().
-py::tuple side_file(const std::string& path, const std::vector<std::string>& debug_files) {
-  auto answer = [](std::optional<py::bytes> bytes, py::bytes build_id, const std::string& note,
-                   bool fallback = false) {
+// `wait_limit`: the largest `.sframe` (bytes) whose whole side file is made now; a larger
+// one gets the entry point's rule alone (`later` true: the whole file is for later).
+py::tuple side_file(const std::string& path, const std::vector<std::string>& debug_files,
+                    std::optional<uint64_t> wait_limit) {
+  bool later = false;
+  auto answer = [&later](std::optional<py::bytes> bytes, py::bytes build_id,
+                         const std::string& note, bool fallback = false) {
     return py::make_tuple(bytes ? py::object(*bytes) : py::object(py::none()), build_id, note,
-                          fallback);
+                          fallback, later);
   };
   unwind::Module module(path, path, {});
   module.set_bias(0);
@@ -54,7 +58,9 @@ py::tuple side_file(const std::string& path, const std::vector<std::string>& deb
   if (!bytes || bytes->bytes.empty()) return answer(std::nullopt, py::bytes(), "no .sframe");
   if (!sframe_beyond_cfi(module, *bytes))
     return answer(std::nullopt, py::bytes(), "its DWARF CFI covers every SFrame function");
-  auto file = debuginfo::synthesize(**elf, {debuginfo::FallbackNames::None});
+  debuginfo::SynthesizeOptions options{debuginfo::FallbackNames::None};
+  later = options.entry_point_only = wait_limit && bytes->bytes.size() > *wait_limit;
+  auto file = debuginfo::synthesize(**elf, options);
   if (!file) return answer(std::nullopt, py::bytes(), file.error().to_string(), true);
   std::string note;
   for (const Error& e : file->left_out) note += (note.empty() ? "left out: " : "; ") + e.to_string();
@@ -73,10 +79,12 @@ py::tuple side_file(const std::string& path, const std::vector<std::string>& deb
 void add_side_file_bindings(py::module_& m) {
   m.def("side_file", &side_file, py::arg("path"),
         py::arg("debug_files") = std::vector<std::string>{},
-        "(bytes or None, build-id bytes, note, fallback): the debug file that gives GDB's DWARF "
-        "unwinder the SFrame of a file whose CFI (its own or `debug_files`') does not cover it; "
-        "fallback: none could be made, the Python unwinder must do the file's frames; never "
-        "raises.");
+        py::arg("wait_limit") = std::optional<uint64_t>{},
+        "(bytes or None, build-id bytes, note, fallback, later): the debug file that gives GDB's "
+        "DWARF unwinder the SFrame of a file whose CFI (its own or `debug_files`') does not "
+        "cover it; fallback: none could be made, the Python unwinder must do the file's frames; "
+        "later: the `.sframe` is larger than `wait_limit` bytes, the file holds the entry "
+        "point's rule alone (call again without the limit for the whole one); never raises.");
 }
 
 }  // namespace unwindkit::gdb

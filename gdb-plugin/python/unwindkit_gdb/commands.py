@@ -270,6 +270,46 @@ Usage: unwindkit show side-files"""
         gdb.write(f"unwindkit side files are {choice}.\n")
 
 
+class _SetSideFileWaitLimitCommand(gdb.Command):
+    """Choose how large a file's SFrame may be for GDB to wait for its side file.
+
+Usage: unwindkit set side-file-wait-limit BYTES|unlimited
+A file loaded from now on whose .sframe is larger (default 4194304 bytes, about 160,000
+functions) gets a side file holding only its entry point's rule at once; the whole side file
+is made in the background for the sessions after this one, and unwindkit's Python unwinder
+does the file's frames meanwhile. 0: never wait; unlimited: always wait."""
+
+    def __init__(self, state):
+        super().__init__("unwindkit set side-file-wait-limit", gdb.COMMAND_STACK,
+                         gdb.COMPLETE_NONE)
+        self._state = state
+
+    def invoke(self, arg, from_tty):
+        choice = arg.strip()
+        if choice == "unlimited":
+            self._state.side_files.wait_limit = None
+        elif choice.isdigit():
+            self._state.side_files.wait_limit = int(choice)
+        else:
+            raise gdb.GdbError("Usage: unwindkit set side-file-wait-limit BYTES|unlimited")
+
+
+class _ShowSideFileWaitLimitCommand(gdb.Command):
+    """Show how large a file's SFrame may be for GDB to wait for its side file.
+
+Usage: unwindkit show side-file-wait-limit"""
+
+    def __init__(self, state):
+        super().__init__("unwindkit show side-file-wait-limit", gdb.COMMAND_STACK,
+                         gdb.COMPLETE_NONE)
+        self._state = state
+
+    def invoke(self, arg, from_tty):
+        limit = self._state.side_files.wait_limit
+        shown = "unlimited" if limit is None else f"{limit} bytes of .sframe"
+        gdb.write(f"unwindkit waits for side files up to {shown}.\n")
+
+
 def register(state):
     _Prefix("unwindkit", "unwindkit: unwind frames from SFrame tables where GDB has no CFI.")
     _Prefix("unwindkit sframe", "Inspect SFrame tables: dump, lookup, check.")
@@ -284,3 +324,5 @@ def register(state):
     _ShowPreferCommand(state)
     _SetSideFilesCommand(state)
     _ShowSideFilesCommand(state)
+    _SetSideFileWaitLimitCommand(state)
+    _ShowSideFileWaitLimitCommand(state)

@@ -12,6 +12,12 @@ Cost: a file without `.sframe` (libc and most libraries) costs the reading of it
 headers. A side file is found again by the module's build-id, which GDB has already read, and
 this plugin build: a later session attaches it without reading the module. The cache folder
 is bounded (_CACHE_BYTES, least recently used files go first).
+
+A module whose `.sframe` is larger than `wait_limit` bytes (a browser-sized library: seconds to
+synthesize) is not waited for: it gets a side file holding the entry point's rule alone (GDB
+still ends the stack at `_start` itself), the Python unwinder does its frames in this session,
+and the whole side file is made for the sessions after it by a process of its own, detached
+from GDB (_make_detached).
 """
 
 import hashlib
@@ -35,6 +41,8 @@ def _cache_dir():
 
 
 _SUFFIX = ".gdb.debug"
+_ENTRY_SUFFIX = ".entry" + _SUFFIX  # the entry point's rule alone, while the whole file is made
+_WAIT_LIMIT = 4 << 20  # bytes of .sframe: about 160,000 functions, 0.5 s of synthesis
 _CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function module's is 46 MB
 _STALE_TMP_SECONDS = 3600  # a private file this old was left by a GDB that died writing it
 
@@ -91,6 +99,34 @@ def _remove(path):
         pass
 
 
+def _make_detached(path, debug_files, dest):
+    """Makes the whole side file of `path` at `dest` in a process of its own, at a low
+    priority, detached from GDB: it outlives a batch session, which ends long before a
+    browser-sized module's file is made, and shares nothing with GDB after the fork (no GDB
+    code runs in it; it ends with os._exit whatever happens)."""
+    pid = os.fork()
+    if pid:
+        try:
+            os.waitpid(pid, 0)  # the middle process ends at once
+        except ChildProcessError:  # GDB reaped it (it ignores a child it does not know)
+            pass
+        return
+    try:
+        if os.fork():
+            os._exit(0)  # the grandchild is init's: no zombie under GDB
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # nobody waits for GDB's pipes to close on this process's account
+            os.dup2(null, fd)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        os.nice(10)
+        data = _unwindkit.side_file(path, debug_files)[0]
+        if data is not None:
+            _store(data, dest)
+    finally:
+        os._exit(0)
+
+
 def _store(data, path):
     """Writes `data` at `path`, under a private name then renamed: a concurrent GDB never
     reads half a file. Then bounds the folder."""
@@ -112,9 +148,13 @@ class SideFiles:
 
     def __init__(self, on_error):
         self.enabled = True
+        self.wait_limit = _WAIT_LIMIT  # None: wait for every side file
         self.notes = {}  # objfile path -> "side file PATH" or why there is none
         # Objfiles with SFrame beyond their CFI that got no side file: the Python unwinder's.
         self.fallback = set()
+        # Objfiles whose whole side file is being made in the background: the Python
+        # unwinder's too, but their entry-point side file ends the stack (no frame filter).
+        self.background = set()
         self._on_error = on_error
 
     def attach_all(self):
@@ -148,7 +188,8 @@ class SideFiles:
                 objfile.add_separate_debug_file(side)
                 self.notes[path] = f"side file {side}"
                 return
-        data, build_id, note, fallback = _unwindkit.side_file(path, debug_files)
+        data, build_id, note, fallback, later = _unwindkit.side_file(path, debug_files,
+                                                                      self.wait_limit)
         if data is None:
             if fallback:
                 self.fallback.add(path)
@@ -156,6 +197,16 @@ class SideFiles:
             return
         if side is None:  # GDB read no build-id where the core found one
             side = _cache_path(_folder(), build_id.hex(), debug_files)
+        if later:
+            entry = side[:-len(_SUFFIX)] + _ENTRY_SUFFIX
+            _store(data, entry)
+            objfile.add_separate_debug_file(entry)
+            self.background.add(path)
+            _make_detached(path, debug_files, side)
+            self.notes[path] = (f"side file {entry} (the entry point's rule; the whole file, "
+                                f"{side}, is being made for later sessions, the Python "
+                                "unwinder does this file's frames meanwhile)")
+            return
         _store(data, side)
         objfile.add_separate_debug_file(side)
         self.notes[path] = f"side file {side}" + (f" ({note})" if note else "")
@@ -164,3 +215,4 @@ class SideFiles:
         """GDB dropped its objfiles (a new program): their files may come back."""
         self.notes = {}
         self.fallback = set()
+        self.background = set()

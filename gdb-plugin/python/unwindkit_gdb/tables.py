@@ -68,9 +68,10 @@ class TableState:
         self._loaded = False
 
     def wanted(self):
-        """Whether the Python unwinder has frames to answer: files that got no side file, or
-        `prefer sframe` (frames GDB's CFI covers too)."""
-        return bool(self.side_files.fallback) or self.engine.prefer_sframe
+        """Whether the Python unwinder has frames to answer: files that got no side file or
+        whose side file is being made, or `prefer sframe` (frames GDB's CFI covers too)."""
+        sides = self.side_files
+        return bool(sides.fallback or sides.background) or self.engine.prefer_sframe
 
     def ensure_loaded(self):
         if self._loaded:
