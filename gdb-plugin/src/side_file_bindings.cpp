@@ -33,29 +33,31 @@ bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionByte
 }
 
 // (debug file bytes or None, build-id bytes, why there is none or what was left out,
-// fallback). `fallback`: the file has SFrame beyond its CFI but no side file gives it to GDB,
-// so the Python unwinder must unwind its frames; otherwise GDB's own unwinders do every frame
-// of the file that our tables could. GDB prints `?? ()` for a function it has no symbol for,
+// fallback, settled). `fallback`: the file has SFrame beyond its CFI but no side file gives it
+// to GDB, so the Python unwinder must unwind its frames; otherwise GDB's own unwinders do every
+// frame of the file that our tables could. `settled`: the answer "none" follows from the file's
+// bytes alone (no `.sframe`, CFI covers it, nothing to add), so the plugin may remember it by
+// build-id and not ask again in a later session; a file we could not read is asked again. GDB prints `?? ()` for a function it has no symbol for,
 // also with CFI: the file names only what `.dynsym` and `.trace` name.
 // Only the section headers are read for a file without `.sframe` (most libraries); the
 // section itself is checked and decoded once, by synthesize().
 py::tuple side_file(const std::string& path, const std::vector<std::string>& debug_files) {
   auto answer = [](std::optional<py::bytes> bytes, py::bytes build_id, const std::string& note,
-                   bool fallback = false) {
+                   bool fallback = false, bool settled = true) {
     return py::make_tuple(bytes ? py::object(*bytes) : py::object(py::none()), build_id, note,
-                          fallback);
+                          fallback, settled);
   };
   unwind::Module module(path, path, {});
   module.set_bias(0);
   for (const auto& d : debug_files) module.add_debug_file(d);
   auto elf = module.elf();
-  if (!elf) return answer(std::nullopt, py::bytes(), elf.error().to_string());
+  if (!elf) return answer(std::nullopt, py::bytes(), elf.error().to_string(), false, false);
   auto bytes = module.sframe_section();
   if (!bytes || bytes->bytes.empty()) return answer(std::nullopt, py::bytes(), "no .sframe");
   if (!sframe_beyond_cfi(module, *bytes))
     return answer(std::nullopt, py::bytes(), "its DWARF CFI covers every SFrame function");
   auto file = debuginfo::synthesize(**elf, {debuginfo::FallbackNames::None});
-  if (!file) return answer(std::nullopt, py::bytes(), file.error().to_string(), true);
+  if (!file) return answer(std::nullopt, py::bytes(), file.error().to_string(), true, false);
   std::string note;
   for (const Error& e : file->left_out) note += (note.empty() ? "left out: " : "; ") + e.to_string();
   auto id = (*elf)->build_id();
@@ -73,10 +75,10 @@ py::tuple side_file(const std::string& path, const std::vector<std::string>& deb
 void add_side_file_bindings(py::module_& m) {
   m.def("side_file", &side_file, py::arg("path"),
         py::arg("debug_files") = std::vector<std::string>{},
-        "(bytes or None, build-id bytes, note, fallback): the debug file that gives GDB's DWARF "
-        "unwinder the SFrame of a file whose CFI (its own or `debug_files`') does not cover it; "
-        "fallback: none could be made, the Python unwinder must do the file's frames; never "
-        "raises.");
+        "(bytes or None, build-id bytes, note, fallback, settled): the debug file that gives "
+        "GDB's DWARF unwinder the SFrame of a file whose CFI (its own or `debug_files`') does "
+        "not cover it; fallback: none could be made, the Python unwinder must do the file's "
+        "frames; settled: no file is needed, whatever session asks; never raises.");
 }
 
 }  // namespace unwindkit::gdb

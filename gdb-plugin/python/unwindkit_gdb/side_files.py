@@ -10,18 +10,19 @@ answers no frame at all (unwinder.py). Nothing raises into GDB.
 
 Cost: a file without `.sframe` (libc and most libraries) costs the reading of its section
 headers. A side file is found again by the module's build-id, which GDB has already read, and
-this plugin build: a later session attaches it without reading the module. The cache folder
-is bounded (_CACHE_BYTES, least recently used files go first).
+this plugin build: a later session attaches it without reading the module. So is the answer
+that a file needs none (a small `.gdb.none` file holding why): a session whose files are all
+known loads no extension (`_unwindkit`) for them. The cache folder is bounded (_CACHE_BYTES,
+least recently used files go first). Modules costly to import (tempfile, hashlib: milliseconds
+in every GDB session) are imported only where a side file is written.
 """
 
-import hashlib
 import os
-import tempfile
 import time
+import zlib
+from importlib.machinery import PathFinder
 
 import gdb
-
-import _unwindkit
 
 
 def _cache_dir():
@@ -30,11 +31,13 @@ def _cache_dir():
         return explicit
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if base.startswith("~"):  # no home folder
+        import tempfile
         return os.path.join(tempfile.gettempdir(), f"unwindkit-gdb-{os.getuid()}")
     return os.path.join(base, "unwindkit", "gdb")
 
 
 _SUFFIX = ".gdb.debug"
+_NONE_SUFFIX = ".gdb.none"  # the file needs no side file; holds why
 _CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function module's is 46 MB
 _STALE_TMP_SECONDS = 3600  # a private file this old was left by a GDB that died writing it
 
@@ -49,17 +52,20 @@ def _folder():
 
 def _plugin_key():
     """This build of the extension, which makes the side files: a rebuilt or newer unwindkit
-    never meets a file an older one made."""
-    st = os.stat(_unwindkit.__file__)
-    return f"{st.st_size}:{st.st_mtime_ns}"
+    never meets a file an older one made. Found as `import _unwindkit` would find it, without
+    loading it."""
+    st = os.stat(PathFinder.find_spec("_unwindkit").origin)
+    return f"{st.st_size:x}-{st.st_mtime_ns:x}"
 
 
-def _cache_path(folder, build_id_hex, debug_files):
-    """Where the side file of a module goes: named by its build-id (a rebuilt module has
-    another), this plugin build, and the debug files GDB had for it (their CFI decides which
-    functions the side file describes)."""
-    key = hashlib.sha256("\0".join([_plugin_key(), *sorted(debug_files)]).encode())
-    return os.path.join(folder, f"{build_id_hex}-{key.hexdigest()[:24]}{_SUFFIX}")
+def _cache_stem(folder, build_id_hex, debug_files):
+    """Where the side file of a module goes, less its suffix: named by its build-id (a rebuilt
+    module has another), this plugin build, and the debug files GDB had for it (their CFI
+    decides which functions the side file describes). A CRC tells apart the few sets of debug
+    files one module meets; the folder is the user's own (_folder), so a collision is no
+    attack, and hashlib would cost every session its import."""
+    debug_key = zlib.crc32("\0".join(sorted(debug_files)).encode())
+    return os.path.join(folder, f"{build_id_hex}-{_plugin_key()}-{debug_key:08x}")
 
 
 def _prune(folder, keep):
@@ -74,7 +80,7 @@ def _prune(folder, keep):
         if entry.name.startswith(".tmp-"):
             if time.time() - st.st_mtime > _STALE_TMP_SECONDS:
                 _remove(entry.path)
-        elif entry.name.endswith(_SUFFIX) and entry.path != keep:
+        elif entry.name.endswith((_SUFFIX, _NONE_SUFFIX)) and entry.path != keep:
             files.append((st.st_mtime, st.st_size, entry.path))
     total = sum(size for _, size, _ in files) + os.path.getsize(keep)
     for _, size, path in sorted(files):
@@ -94,6 +100,7 @@ def _remove(path):
 def _store(data, path):
     """Writes `data` at `path`, under a private name then renamed: a concurrent GDB never
     reads half a file. Then bounds the folder."""
+    import tempfile
     folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
     try:
@@ -140,25 +147,47 @@ class SideFiles:
             self.fallback.add(path)
             return
         debug_files = [o.filename for o in objfile.progspace.objfiles() if o.owner == objfile]
-        side = None
+        stem = None
         if objfile.build_id:
-            side = _cache_path(_folder(), objfile.build_id, debug_files)
-            if os.path.isfile(side):
-                os.utime(side)  # recently used: the last to be pruned
-                objfile.add_separate_debug_file(side)
-                self.notes[path] = f"side file {side}"
+            stem = _cache_stem(_folder(), objfile.build_id, debug_files)
+            if self._known(objfile, stem):
                 return
-        data, build_id, note, fallback = _unwindkit.side_file(path, debug_files)
+        import _unwindkit
+        data, build_id, note, fallback, settled = _unwindkit.side_file(path, debug_files)
         if data is None:
             if fallback:
                 self.fallback.add(path)
+            elif settled and stem is not None:
+                _store(note.encode(), stem + _NONE_SUFFIX)
             self.notes[path] = f"no side file: {note}"
             return
-        if side is None:  # GDB read no build-id where the core found one
-            side = _cache_path(_folder(), build_id.hex(), debug_files)
+        if stem is None:  # GDB read no build-id where the core found one
+            stem = _cache_stem(_folder(), build_id.hex(), debug_files)
+        side = stem + _SUFFIX
         _store(data, side)
         objfile.add_separate_debug_file(side)
         self.notes[path] = f"side file {side}" + (f" ({note})" if note else "")
+
+    def _known(self, objfile, stem):
+        """Whether an earlier session settled this file: its side file attached, or the note
+        saying it needs none."""
+        side = stem + _SUFFIX
+        try:
+            os.utime(side)  # recently used: the last to be pruned
+        except FileNotFoundError:
+            pass
+        else:
+            objfile.add_separate_debug_file(side)
+            self.notes[objfile.filename] = f"side file {side}"
+            return True
+        try:
+            with open(stem + _NONE_SUFFIX, encoding="utf-8") as f:
+                note = f.read()
+            os.utime(stem + _NONE_SUFFIX)
+        except FileNotFoundError:
+            return False
+        self.notes[objfile.filename] = f"no side file: {note}"
+        return True
 
     def forget(self):
         """GDB dropped its objfiles (a new program): their files may come back."""
