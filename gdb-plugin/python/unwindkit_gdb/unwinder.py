@@ -37,15 +37,13 @@ class UnwindkitUnwinder(gdb.unwinder.Unwinder):
         self._busy = False
 
     def __call__(self, pending_frame):
-        # GDB calls this for every frame: while no frame can be ours, decline before anything
-        # else (wanted() reads two Python attributes and loads nothing).
-        if not self._state.wanted():
-            return None
         if self._busy:  # something we called asked GDB for a frame: not ours to answer
             return None
         self._busy = True
         try:
             state = self._state
+            if not state.wanted():
+                return None
             state.ensure_loaded()
             # Registers in, the core's lookup and step, UnwindInfo out: one C++ call.
             return state.engine.unwind_pending_frame(pending_frame, state.memory, _frame_id)
