@@ -13,8 +13,8 @@ headers. A side file is found again by the module's build-id, which GDB has alre
 this plugin build: a later session attaches it without reading the module. So is the answer
 that a file needs none (a small `.gdb.none` file holding why): a session whose files are all
 known loads no extension (`_unwindkit`) for them. The cache folder is bounded (_CACHE_BYTES,
-least recently used files go first). Modules costly to import (tempfile, hashlib: milliseconds
-in every GDB session) are imported only where a side file is written.
+least recently used files go first). No module costly to import (tempfile, hashlib:
+milliseconds in every GDB session) is imported but without a home folder.
 """
 
 import os
@@ -99,10 +99,11 @@ def _remove(path):
 
 def _store(data, path):
     """Writes `data` at `path`, under a private name then renamed: a concurrent GDB never
-    reads half a file. Then bounds the folder."""
-    import tempfile
+    reads half a file. Then bounds the folder. The private name is made as mkstemp makes it
+    (random, O_EXCL, mode 0600) without importing tempfile, milliseconds a session."""
     folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    tmp = os.path.join(folder, f".tmp-{os.urandom(8).hex()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
