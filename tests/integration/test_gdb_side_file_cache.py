@@ -2,7 +2,7 @@
 """The GDB plugin's side-file cache across sessions (gdb-plugin/README.md, "Side files"):
 - the side file is named by the program's build-id, as `readelf -n` prints it;
 - a second session attaches the same file without writing it again (same inode), and has not
-  loaded the extension (`_unwindkit`) by its first command;
+  loaded the extension (`_unwindkit`) after `info frame-filter`;
 - a file without `.sframe` (as `readelf -S` lists its sections; the test's Python binary)
   gets none, and a later session knows so by its build-id without loading the extension;
 - the folder is bounded: past 1 GiB the least recently used side files go (sparse stand-ins
@@ -35,8 +35,10 @@ _EXTENSION = "python print('extension loaded:', '_unwindkit' in sys.modules)"
 
 
 def extension_loaded(exe):
-    """Whether a fresh GDB on `exe` has loaded the extension by its first command."""
-    out = run_gdb("gdb", exe, commands=["python import sys", _EXTENSION, "unwindkit status"])
+    """Whether a fresh GDB on `exe` has loaded the extension after `info frame-filter` (which
+    asks the `.trace` filter whether any file has `.trace`)."""
+    out = run_gdb("gdb", exe, commands=["python import sys", "info frame-filter", _EXTENSION,
+                                        "unwindkit status"])
     return "extension loaded: True" in out, out
 
 
@@ -56,7 +58,7 @@ def check_no_sframe(cache):
         if f"{exe}\n" not in out or "no side file: no .sframe" not in out:
             problems.append(f"{session} session: status does not say {exe} has no .sframe:\n{out}")
         if session == "second" and loaded:
-            problems.append(f"second session on {exe} loaded the extension before any command")
+            problems.append(f"second session on {exe} loaded the extension")
     if not any(n.startswith(build_id + "-") for n in os.listdir(cache)):
         problems.append(f"nothing in {cache} is named by {exe}'s build-id {build_id}")
     return problems
@@ -89,8 +91,7 @@ def main():
 
         second = side_file(stripped)
         if extension_loaded(stripped)[0]:
-            problems.append("a session with the side file cached loaded the extension before "
-                            "any command")
+            problems.append("a session with the side file cached loaded the extension")
         if second != first:
             problems.append(f"second session attached {second}, not the cached {first}")
         elif os.stat(second).st_ino != inode:

@@ -12,7 +12,8 @@ Cost: a file without `.sframe` (libc and most libraries) costs the reading of it
 headers. A side file is found again by the module's build-id, which GDB has already read, and
 this plugin build: a later session attaches it without reading the module. So is the answer
 that a file needs none (a small `.gdb.none` file holding why): a session whose files are all
-known loads no extension (`_unwindkit`) for them. The cache folder is bounded (_CACHE_BYTES,
+known loads no extension (`_unwindkit`) for them, nor does `bt` to learn whether they have
+`.trace` (kept there too). The cache folder is bounded (_CACHE_BYTES,
 least recently used files go first). No module costly to import (tempfile, hashlib:
 milliseconds in every GDB session) is imported but without a home folder.
 """
@@ -38,6 +39,7 @@ def _cache_dir():
 
 _SUFFIX = ".gdb.debug"
 _NONE_SUFFIX = ".gdb.none"  # the file needs no side file; holds why
+_TRACE_SUFFIX = ".gdb.trace"  # "1" or "0": whether the file has `.trace` (trace_frames.py)
 _CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function module's is 46 MB
 _STALE_TMP_SECONDS = 3600  # a private file this old was left by a GDB that died writing it
 
@@ -80,7 +82,7 @@ def _prune(folder, keep):
         if entry.name.startswith(".tmp-"):
             if time.time() - st.st_mtime > _STALE_TMP_SECONDS:
                 _remove(entry.path)
-        elif entry.name.endswith((_SUFFIX, _NONE_SUFFIX)) and entry.path != keep:
+        elif entry.name.endswith((_SUFFIX, _NONE_SUFFIX, _TRACE_SUFFIX)) and entry.path != keep:
             files.append((st.st_mtime, st.st_size, entry.path))
     total = sum(size for _, size, _ in files) + os.path.getsize(keep)
     for _, size, path in sorted(files):
@@ -123,6 +125,7 @@ class SideFiles:
         self.notes = {}  # objfile path -> "side file PATH" or why there is none
         # Objfiles with SFrame beyond their CFI that got no side file: the Python unwinder's.
         self.fallback = set()
+        self.traces = {}  # objfile path -> whether it has `.trace`, where the cache says
         self._on_error = on_error
 
     def attach_all(self):
@@ -159,19 +162,32 @@ class SideFiles:
             if fallback:
                 self.fallback.add(path)
             elif settled and stem is not None:
+                self._store_trace(_unwindkit.load_trace(path).has_trace, path, stem)
                 _store(note.encode(), stem + _NONE_SUFFIX)
             self.notes[path] = f"no side file: {note}"
             return
         if stem is None:  # GDB read no build-id where the core found one
             stem = _cache_stem(_folder(), build_id.hex(), debug_files)
         side = stem + _SUFFIX
+        self._store_trace(_unwindkit.load_trace(path).has_trace, path, stem)
         _store(data, side)
         objfile.add_separate_debug_file(side)
         self.notes[path] = f"side file {side}" + (f" ({note})" if note else "")
 
+    def _store_trace(self, has_trace, path, stem):
+        """Kept before the side file or note, so that a file the cache knows has it (unless
+        pruned: then `bt` asks the extension)."""
+        _store(b"1" if has_trace else b"0", stem + _TRACE_SUFFIX)
+        self.traces[path] = has_trace
+
     def _known(self, objfile, stem):
         """Whether an earlier session settled this file: its side file attached, or the note
-        saying it needs none."""
+        saying it needs none; and whether it has `.trace`, where kept."""
+        try:
+            with open(stem + _TRACE_SUFFIX, "rb") as f:
+                self.traces[objfile.filename] = f.read() == b"1"
+        except FileNotFoundError:
+            pass
         side = stem + _SUFFIX
         try:
             os.utime(side)  # recently used: the last to be pruned
@@ -194,3 +210,4 @@ class SideFiles:
         """GDB dropped its objfiles (a new program): their files may come back."""
         self.notes = {}
         self.fallback = set()
+        self.traces = {}

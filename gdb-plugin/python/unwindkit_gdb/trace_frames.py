@@ -48,14 +48,20 @@ class TraceState:
         self._any = None
 
     def any_trace(self):
-        """True when a file GDB has loaded has a `.trace` section."""
+        """True when a file GDB has loaded has a `.trace` section. The side-file cache knows
+        for most files (side_files.py): only the others are read, by the extension."""
         if self._any is None:
             self._any = False
+            known = self.tables.side_files.traces
             try:
                 for objfile in gdb.current_progspace().objfiles():
                     path = objfile.filename
-                    if objfile.owner is None and path and os.path.isfile(path) and \
-                            self.table(path).has_trace:
+                    if objfile.owner is not None or not path or not os.path.isfile(path):
+                        continue
+                    has_trace = known.get(path)
+                    if has_trace is None:
+                        has_trace = self.table(path).has_trace
+                    if has_trace:
                         self._any = True
                         break
             except Exception:  # noqa: BLE001 - never raise into GDB
