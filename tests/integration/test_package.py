@@ -139,19 +139,21 @@ def check_bytecode(deb, root, work):
         with open(path) as f:
             scripts[name] = f.read().replace("/usr/", f"{root}/usr/")
     truth.run(["sh", "-c", scripts["postinst"], "postinst", "configure"])
-    problems = []
     tag = sys.implementation.cache_tag  # cpython-311: GDB's Python, as CTest runs this file
+    missing = []
     for source in sources:
         folder, name = os.path.split(source)
         compiled = os.path.join(folder, "__pycache__", f"{name[:-3]}.{tag}.pyc")
         if not os.path.isfile(compiled):
-            problems.append(f"postinst made no {compiled}")
+            missing.append(compiled)
+    problems = [f"postinst made no {path}" for path in missing]
     truth.run(["sh", "-c", scripts["prerm"], "prerm", "remove"])
     left = [os.path.join(d, f) for d, dirs, files in os.walk(plugin_dir)
             for f in files + [x for x in dirs if x == "__pycache__"]
             if not f.endswith(".py") and not f.startswith("_unwindkit")]
     problems += [f"prerm left {path}" for path in left]
-    print(f"postinst compiled {len(sources)} Python files; prerm left {len(left)} other files")
+    print(f"postinst compiled {len(sources) - len(missing)} of {len(sources)} Python files; "
+          f"prerm left {len(left)} other files")
     return problems
 
 
