@@ -13,9 +13,9 @@ headers. A side file is found again by the module's build-id, which GDB has alre
 this plugin build: a later session attaches it without reading the module. So is the answer
 that a file needs none (a small `.gdb.none` file holding why): a session whose files are all
 known loads no extension (`_unwindkit`) for them, nor does `bt` to learn whether they have
-`.trace` (kept there too). The cache folder is bounded (_CACHE_BYTES,
-least recently used files go first). No module costly to import (tempfile, hashlib:
-milliseconds in every GDB session) is imported but without a home folder.
+`.trace` (kept there too). The cache folder is bounded (_CACHE_BYTES, least recently used
+files go first). No module costly to import (tempfile, hashlib: milliseconds in every GDB
+session) is imported, but tempfile where there is no home folder.
 """
 
 import os
