@@ -9,9 +9,12 @@ Per run: "to first" is from starting the debugger to the end of the first comman
 the plugin's side files and the command: what a user waits for); "first" and "warm" are the
 first command and the same command again in that session, timed inside the debugger (GDB:
 after `maint flush register-cache`, so frames are recomputed from kept tables); "peak MB" is
-the debugger's maximum resident set (getrusage of the child). The cache is the folder
+the debugger's maximum resident set and "cpu" its user + system time for the whole session
+(getrusage of the child: steadier than wall time on a shared machine). The cache is the folder
 UNWINDKIT_CACHE_DIR names: a plugin that keeps no side file across sessions there shows the
 same figures in both plugin rows.
+With UNWINDKIT_BENCH_BASELINE_PLUGIN (another build's plugin, e.g. the base commit's), its
+two rows run in the same alternating rounds: before and after side by side in one run.
 Usage: debugger_pairs.py gdb|lldb PLUGIN CASE_DIR COMMAND RUNS TITLE TARGET
   TARGET applies to the "to first" ratio of the empty-cache plugin run.
 """
@@ -71,7 +74,7 @@ def command_line(debugger, plugin, case_dir, side, script):
 
 
 def one_run(cmd, cache):
-    """(to first, first, warm, frames, peak MB) of one fresh debugger."""
+    """(to first, first, warm, frames, peak MB, cpu s) of one fresh debugger."""
     env = dict(os.environ, UNWINDKIT_CACHE_DIR=cache)
     start = time.time()
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -84,7 +87,7 @@ def one_run(cmd, cache):
         raise SystemExit(f"bench: no timing from {' '.join(cmd)}:\n{out[-2000:]}")
     done, first, warm, frames = line.split()[1:]
     return (float(done) - start, float(first), float(warm), int(frames),
-            usage.ru_maxrss / 1024)
+            usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
 def main():
@@ -94,32 +97,44 @@ def main():
     script = os.path.join(work, "uk_bench_timer.py")
     with open(script, "w") as f:
         f.write((GDB_SCRIPT if debugger == "gdb" else LLDB_SCRIPT).format(command=command))
-    kept = os.path.join(work, "kept-cache")
-    sides = {"native": [], "plugin, empty cache": [], "plugin, cache kept": []}
     native = command_line(debugger, None, case_dir, "ehfram", script)
-    ours = command_line(debugger, plugin, case_dir, "stripd", script)
-    one_run(ours, kept)  # fills the kept cache
+    plugins = {"plugin": plugin}
+    if os.environ.get("UNWINDKIT_BENCH_BASELINE_PLUGIN"):
+        plugins["baseline"] = os.environ["UNWINDKIT_BENCH_BASELINE_PLUGIN"]
+    sides = {"native": []}
+    for name in plugins:
+        sides[f"{name}, empty cache"] = []
+        sides[f"{name}, cache kept"] = []
+    for name, path in plugins.items():  # fills the kept caches
+        one_run(command_line(debugger, path, case_dir, "stripd", script),
+                os.path.join(work, f"kept-{name}"))
     for i in range(runs):
         sides["native"].append(one_run(native, os.path.join(work, "unused")))
-        sides["plugin, empty cache"].append(one_run(ours, os.path.join(work, f"empty-{i}")))
-        sides["plugin, cache kept"].append(one_run(ours, kept))
+        for name, path in plugins.items():
+            ours = command_line(debugger, path, case_dir, "stripd", script)
+            empty = os.path.join(work, f"empty-{name}-{i}")
+            sides[f"{name}, empty cache"].append(one_run(ours, empty))
+            sides[f"{name}, cache kept"].append(one_run(ours, os.path.join(work, f"kept-{name}")))
     subprocess.run(["rm", "-rf", work], check=False)
 
-    med = {name: [statistics.median(r[k] for r in rows) for k in range(5)]
+    med = {name: [statistics.median(r[k] for r in rows) for k in range(6)]
            for name, rows in sides.items()}
     print(f"{title}   {debugger}, `{command}`, median of {runs} alternating rounds")
-    print("                                  to first (s)  first (s)  warm (s)  peak MB  frames")
-    for name, (to_first, first, warm, frames, peak) in med.items():
+    print("                                  to first (s)  first (s)  warm (s)  peak MB  frames"
+          "  cpu (s)")
+    for name, (to_first, first, warm, frames, peak, cpu) in med.items():
         twin = ".eh_frame twin" if name == "native" else "SFrame twin"
         print(f"  {name + ', ' + twin:34}{to_first:10.3f}  {first:9.3f}  {warm:8.3f}  "
-              f"{peak:7.0f}  {frames:6.0f}")
+              f"{peak:7.0f}  {frames:6.0f}  {cpu:7.3f}")
     n = med["native"]
-    for name in ("plugin, empty cache", "plugin, cache kept"):
+    for name in list(med)[1:]:
         o = med[name]
         print(f"  ratio {name + ' / native':28}{o[0] / n[0]:10.2f}  {o[1] / n[1]:9.2f}  "
-              f"{o[2] / n[2]:8.2f}  {o[4] / n[4]:7.2f}")
-    rounds = [f"{o[0] / n[0]:.2f}" for n, o in zip(sides["native"], sides["plugin, empty cache"])]
-    print(f"  target: to first, empty cache <= {target:.2f}; per round: {' '.join(rounds)}")
+              f"{o[2] / n[2]:8.2f}  {o[4] / n[4]:7.2f}          {o[5] / n[5]:7.2f}")
+    for name in list(med)[1:]:
+        rounds = [f"{o[0] / n[0]:.2f}" for n, o in zip(sides["native"], sides[name])]
+        print(f"  per round, to first, {name}: {' '.join(rounds)}")
+    print(f"  target: to first, plugin, empty cache <= {target:.2f}")
 
 
 if __name__ == "__main__":

@@ -26,12 +26,20 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libpython3.11")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gdb | gdb-multiarch, lldb-22")
-set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/package/conffiles)
+# postinst/prerm: the GDB plugin's bytecode, made and removed on the installed system.
+set(UNWINDKIT_GDB_DIR ${CPACK_PACKAGING_INSTALL_PREFIX}/${UNWINDKIT_GDB_INSTALL_DIR})
+foreach(script postinst prerm)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/package/${script}.in
+                 ${CMAKE_CURRENT_BINARY_DIR}/package/${script} @ONLY
+                 FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                                  WORLD_READ WORLD_EXECUTE)
+endforeach()
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/package/conffiles
+    ${CMAKE_CURRENT_BINARY_DIR}/package/postinst ${CMAKE_CURRENT_BINARY_DIR}/package/prerm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # After the install into the staging root and before the archive: the gdbinit.d file (its
 # path names the package's prefix, not the build's), the man page made from the staged
 # binary's --help, and the changelog Debian wants of a native package.
-set(CPACK_UNWINDKIT_GDB_PLUGIN
-    ${CPACK_PACKAGING_INSTALL_PREFIX}/${UNWINDKIT_GDB_INSTALL_DIR}/unwindkit-gdb.py)
+set(CPACK_UNWINDKIT_GDB_PLUGIN ${UNWINDKIT_GDB_DIR}/unwindkit-gdb.py)
 set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/package/stage.cmake)
 include(CPack)

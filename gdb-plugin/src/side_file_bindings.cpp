@@ -33,9 +33,11 @@ bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionByte
 }
 
 // (debug file bytes or None, build-id bytes, why there is none or what was left out,
-// fallback). `fallback`: the file has SFrame beyond its CFI but no side file gives it to GDB,
-// so the Python unwinder must unwind its frames; otherwise GDB's own unwinders do every frame
-// of the file that our tables could. GDB prints `?? ()` for a function it has no symbol for,
+// fallback, settled). `fallback`: the file has SFrame beyond its CFI but no side file gives it
+// to GDB, so the Python unwinder must unwind its frames; otherwise GDB's own unwinders do every
+// frame of the file that our tables could. `settled`: the answer "none" follows from the file's
+// bytes alone (no `.sframe`, CFI covers it, nothing to add), so the plugin may remember it by
+// build-id and not ask again in a later session; a file we could not read is asked again. GDB prints `?? ()` for a function it has no symbol for,
 // also with CFI: the file names only what `.dynsym` and `.trace` name.
 // Only the section headers are read for a file without `.sframe` (most libraries); the
 // section itself is checked and decoded once, by synthesize().
@@ -45,15 +47,15 @@ py::tuple side_file(const std::string& path, const std::vector<std::string>& deb
                     std::optional<uint64_t> wait_limit) {
   bool later = false;
   auto answer = [&later](std::optional<py::bytes> bytes, py::bytes build_id,
-                         const std::string& note, bool fallback = false) {
+                         const std::string& note, bool fallback = false, bool settled = true) {
     return py::make_tuple(bytes ? py::object(*bytes) : py::object(py::none()), build_id, note,
-                          fallback, later);
+                          fallback, settled, later);
   };
   unwind::Module module(path, path, {});
   module.set_bias(0);
   for (const auto& d : debug_files) module.add_debug_file(d);
   auto elf = module.elf();
-  if (!elf) return answer(std::nullopt, py::bytes(), elf.error().to_string());
+  if (!elf) return answer(std::nullopt, py::bytes(), elf.error().to_string(), false, false);
   auto bytes = module.sframe_section();
   if (!bytes || bytes->bytes.empty()) return answer(std::nullopt, py::bytes(), "no .sframe");
   if (!sframe_beyond_cfi(module, *bytes))
@@ -61,7 +63,7 @@ py::tuple side_file(const std::string& path, const std::vector<std::string>& deb
   debuginfo::SynthesizeOptions options{debuginfo::FallbackNames::None};
   later = options.entry_point_only = wait_limit && bytes->bytes.size() > *wait_limit;
   auto file = debuginfo::synthesize(**elf, options);
-  if (!file) return answer(std::nullopt, py::bytes(), file.error().to_string(), true);
+  if (!file) return answer(std::nullopt, py::bytes(), file.error().to_string(), true, false);
   std::string note;
   for (const Error& e : file->left_out) note += (note.empty() ? "left out: " : "; ") + e.to_string();
   auto id = (*elf)->build_id();
@@ -80,11 +82,12 @@ void add_side_file_bindings(py::module_& m) {
   m.def("side_file", &side_file, py::arg("path"),
         py::arg("debug_files") = std::vector<std::string>{},
         py::arg("wait_limit") = std::optional<uint64_t>{},
-        "(bytes or None, build-id bytes, note, fallback, later): the debug file that gives GDB's "
-        "DWARF unwinder the SFrame of a file whose CFI (its own or `debug_files`') does not "
-        "cover it; fallback: none could be made, the Python unwinder must do the file's frames; "
-        "later: the `.sframe` is larger than `wait_limit` bytes, the file holds the entry "
-        "point's rule alone (call again without the limit for the whole one); never raises.");
+        "(bytes or None, build-id bytes, note, fallback, settled, later): the debug file that "
+        "gives GDB's DWARF unwinder the SFrame of a file whose CFI (its own or `debug_files`') "
+        "does not cover it; fallback: none could be made, the Python unwinder must do the "
+        "file's frames; settled: no file is needed, whatever session asks; later: the `.sframe` "
+        "is larger than `wait_limit` bytes, the file holds the entry point's rule alone (call "
+        "again without the limit for the whole one); never raises.");
 }
 
 }  // namespace unwindkit::gdb

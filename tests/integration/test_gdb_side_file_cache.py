@@ -1,7 +1,10 @@
 #!/usr/bin/python3.11
 """The GDB plugin's side-file cache across sessions (gdb-plugin/README.md, "Side files"):
 - the side file is named by the program's build-id, as `readelf -n` prints it;
-- a second session attaches the same file without writing it again (same inode);
+- a second session attaches the same file without writing it again (same inode), and has not
+  loaded the extension (`_unwindkit`) after `info frame-filter`;
+- a file without `.sframe` (as `readelf -S` lists its sections; the test's Python binary)
+  gets none, and a later session knows so by its build-id without loading the extension;
 - the folder is bounded: past 1 GiB the least recently used side files go (sparse stand-ins
   of 700 MB here), the newest stays, and a private `.tmp-` file left by a GDB that died
   writing it goes once it is an hour old (a fresh one, maybe being written, stays)."""
@@ -26,6 +29,39 @@ def side_file(stripped):
     out = run_gdb("gdb", stripped, commands=["echo @@ST\\n", "unwindkit status"])
     found = _SIDE_FILE.search(out.split("@@ST\n", 1)[-1])
     return found.group(1) if found else None
+
+
+_EXTENSION = "python print('extension loaded:', '_unwindkit' in sys.modules)"
+
+
+def extension_loaded(exe):
+    """Whether a fresh GDB on `exe` has loaded the extension after `info frame-filter` (which
+    asks the `.trace` filter whether any file has `.trace`)."""
+    out = run_gdb("gdb", exe, commands=["python import sys", "info frame-filter", _EXTENSION,
+                                        "unwindkit status"])
+    return "extension loaded: True" in out, out
+
+
+def check_no_sframe(cache):
+    """A file without .sframe: no side file, remembered by build-id across sessions."""
+    exe = os.path.realpath(sys.executable)
+    sections = subprocess.run(["readelf", "-SW", exe], check=True, capture_output=True,
+                              text=True).stdout
+    if ".sframe" in sections:
+        return [f"{exe} has .sframe: pick another file without it"]
+    notes = subprocess.run(["readelf", "-n", exe], check=True, capture_output=True,
+                           text=True).stdout
+    build_id = re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+    problems = []
+    for session in ("first", "second"):
+        loaded, out = extension_loaded(exe)
+        if f"{exe}\n" not in out or "no side file: no .sframe" not in out:
+            problems.append(f"{session} session: status does not say {exe} has no .sframe:\n{out}")
+        if session == "second" and loaded:
+            problems.append(f"second session on {exe} loaded the extension")
+    if not any(n.startswith(build_id + "-") for n in os.listdir(cache)):
+        problems.append(f"nothing in {cache} is named by {exe}'s build-id {build_id}")
+    return problems
 
 
 def stand_in(folder, name, age_seconds, size=_STAND_IN):
@@ -54,10 +90,14 @@ def main():
         inode = os.stat(first).st_ino
 
         second = side_file(stripped)
+        if extension_loaded(stripped)[0]:
+            problems.append("a session with the side file cached loaded the extension")
         if second != first:
             problems.append(f"second session attached {second}, not the cached {first}")
         elif os.stat(second).st_ino != inode:
             problems.append(f"second session wrote {second} again instead of reusing it")
+
+        problems += check_no_sframe(cache)
 
         os.remove(first)
         oldest = stand_in(cache, "0000-oldest.gdb.debug", 3 * 86400)

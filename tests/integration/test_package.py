@@ -8,6 +8,9 @@ lintian finds no error, and `dpkg -x` unpacks it into a throwaway root. Then, fr
   would see it) unwinds the stripped twin's core with the plugin: `info unwinder` lists
   unwindkit, every thread's frames start with those GDB alone finds on the intact twin's
   core (the truth), and they are more than GDB alone finds on the stripped core;
+- the package's postinst, run on that root, byte-compiles the GDB plugin's Python with
+  Debian's py3compile (GDB writes no bytecode; lintian refuses a shipped __pycache__), and its
+  prerm removes every file postinst made;
 - `unwindkit setup lldb` / `setup gdb` run twice leave one line in ~/.lldbinit / ~/.gdbinit
   (a temporary HOME), the debugger then loads the plugin from it (`unwindkit status` prints
   the same version), and `--remove` gives back the file byte for byte — with and without a
@@ -121,6 +124,39 @@ def check_gdb(root, work, version):
     return problems
 
 
+def check_bytecode(deb, root, work):
+    """postinst/prerm as dpkg would run them, on the unpacked root (paths rewritten to it)."""
+    control = os.path.join(work, "control")
+    truth.run(["dpkg-deb", "-e", deb, control])
+    plugin_dir = os.path.join(root, os.path.dirname(GDB_PLUGIN))
+    sources = [os.path.join(d, f) for d, _, files in os.walk(plugin_dir) for f in files
+               if f.endswith(".py")]
+    scripts = {}
+    for name in ("postinst", "prerm"):
+        path = os.path.join(control, name)
+        if not os.access(path, os.X_OK):
+            return [f"the package has no executable {name}"]
+        with open(path) as f:
+            scripts[name] = f.read().replace("/usr/", f"{root}/usr/")
+    truth.run(["sh", "-c", scripts["postinst"], "postinst", "configure"])
+    tag = sys.implementation.cache_tag  # cpython-311: GDB's Python, as CTest runs this file
+    missing = []
+    for source in sources:
+        folder, name = os.path.split(source)
+        compiled = os.path.join(folder, "__pycache__", f"{name[:-3]}.{tag}.pyc")
+        if not os.path.isfile(compiled):
+            missing.append(compiled)
+    problems = [f"postinst made no {path}" for path in missing]
+    truth.run(["sh", "-c", scripts["prerm"], "prerm", "remove"])
+    left = [os.path.join(d, f) for d, dirs, files in os.walk(plugin_dir)
+            for f in files + [x for x in dirs if x == "__pycache__"]
+            if not f.endswith(".py") and not f.startswith("_unwindkit")]
+    problems += [f"prerm left {path}" for path in left]
+    print(f"postinst compiled {len(sources) - len(missing)} of {len(sources)} Python files; "
+          f"prerm left {len(left)} other files")
+    return problems
+
+
 def check_setup(unwindkit, debugger, plugin, version, work):
     """`setup` twice, the debugger loading the plugin from the init file, `--remove`."""
     problems = []
@@ -171,6 +207,7 @@ def main():
         root = os.path.join(work, "root")
         truth.run(["dpkg", "-x", deb, root])
         problems += check_contents(deb, root)
+        problems += check_bytecode(deb, root, work)
         unwindkit = os.path.join(root, "usr", "bin", "unwindkit")
         got = truth.run([unwindkit, "--version"]).stdout.strip()
         print(f"packaged unwindkit --version: {got}")

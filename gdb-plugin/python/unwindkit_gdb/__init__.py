@@ -38,7 +38,7 @@ def install():
     for event in (gdb.events.stop, gdb.events.cont, gdb.events.exited,
                   gdb.events.memory_changed, gdb.events.register_changed,
                   gdb.events.inferior_call, gdb.events.before_prompt):
-        event.connect(lambda *_args: state.memory.flush())
+        event.connect(lambda *_args: state.flush_memory())
     python_unwinder = unwinder.UnwindkitUnwinder(state)
     gdb.unwinder.register_unwinder(None, python_unwinder, replace=True)
     commands.register(state)

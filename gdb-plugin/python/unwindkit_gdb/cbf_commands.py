@@ -9,7 +9,6 @@ import os
 
 import gdb
 
-import _unwindkit
 
 # Bytes read when no LEN is given: the record ends at its end/trunc instruction, well before
 # this for any real backtrace (a million-frame `rep` is 8 bytes).
@@ -92,6 +91,7 @@ kind (pc, ra, async, omit, truncated), address, symbol+offset (module) and file:
         super().__init__("unwindkit cbf decode", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
 
     def invoke(self, arg, from_tty):
+        import _unwindkit
         argv = gdb.string_to_argv(arg)
         if len(argv) not in (1, 2):
             raise gdb.GdbError("Usage: unwindkit cbf decode ADDR [LEN]")
@@ -157,6 +157,7 @@ per frame)."""
         super().__init__("unwindkit cbf encode", gdb.COMMAND_STACK, gdb.COMPLETE_FILENAME)
 
     def invoke(self, arg, from_tty):
+        import _unwindkit
         argv = gdb.string_to_argv(arg)
         thread_number, path, as_base64 = None, None, False
         usage = "Usage: unwindkit cbf encode [-t THREAD] [-o FILE] [--base64]"

@@ -9,11 +9,10 @@ import re
 
 import gdb
 
-import _unwindkit
 
 _DEFAULT_BT_LIMIT = 10000
 # `info symbol` output: "leaf + 13 in section .text" or "main in section .text of /x/prog".
-_INFO_SYMBOL = re.compile(r"^(\S+)(?: \+ (\d+))? in section ")
+_INFO_SYMBOL = r"^(\S+)(?: \+ (\d+))? in section "  # compiled on first use (re's cache)
 
 
 def _unwinder_enabled():
@@ -47,7 +46,7 @@ def _name_of(address):
         text = gdb.execute(f"info symbol {address:#x}", to_string=True)
     except gdb.error:
         return None
-    found = _INFO_SYMBOL.match(text)
+    found = re.match(_INFO_SYMBOL, text)
     if not found:
         return None
     return found.group(1), int(found.group(2) or 0)
@@ -78,6 +77,7 @@ Usage: unwindkit status"""
         self._state = state
 
     def invoke(self, arg, from_tty):
+        import _unwindkit
         state = self._state
         state.ensure_loaded()
         engine = state.engine
@@ -110,6 +110,7 @@ class _ObjfileCommand(gdb.Command):
         return _complete_objfile(self._state, text)
 
     def _module(self, arg):
+        import _unwindkit
         name = arg.strip() or gdb.current_progspace().filename
         if not name:
             raise gdb.GdbError("No program loaded; give an OBJFILE.")
@@ -159,6 +160,7 @@ ADDR is any expression, e.g. $pc or *0x401136 or a function name."""
         self._state = state
 
     def invoke(self, arg, from_tty):
+        import _unwindkit
         if not arg.strip():
             raise gdb.GdbError("Usage: unwindkit sframe lookup ADDR")
         addr = int(gdb.parse_and_eval(arg))
@@ -184,6 +186,7 @@ source that unwound it; ends with why the walk stopped."""
         self._state = state
 
     def invoke(self, arg, from_tty):
+        import _unwindkit
         limit = int(gdb.parse_and_eval(arg)) if arg.strip() else _DEFAULT_BT_LIMIT
         frame = gdb.newest_frame()
         arch = _unwindkit.arch_from_gdb_name(frame.architecture().name())

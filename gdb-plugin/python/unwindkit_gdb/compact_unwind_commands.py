@@ -11,15 +11,14 @@ import re
 
 import gdb
 
-import _unwindkit
-
 from .commands import _Prefix
 
 # `info files` rows: "\t0x... - 0x... is SECTION" (the program) or "... is SECTION in PATH".
-_INFO_FILES_ROW = re.compile(r"\s*0x([0-9a-f]+) - 0x([0-9a-f]+) is (\S+)(?: in (.+))?$")
+_INFO_FILES_ROW = r"\s*0x([0-9a-f]+) - 0x([0-9a-f]+) is (\S+)(?: in (.+))?$"
 
 
 def _macho_objfiles():
+    import _unwindkit
     return [o for o in gdb.objfiles() if o.filename and _unwindkit.is_macho(o.filename)]
 
 
@@ -56,12 +55,13 @@ def _slid_sections(objfile, arch):
     """(slide, [(segment, section, address, size)]) of a loaded Mach-O objfile: the slide
     (run-time minus link-time address) is where `info files` says its __text is, 0 when GDB
     does not say."""
+    import _unwindkit
     sections = _unwindkit.macho_sections(objfile.filename, arch)
     if isinstance(sections, str):
         raise gdb.GdbError(f"unwindkit: {objfile.filename}: {sections}")
     text = [addr for seg, sect, addr, _ in sections if seg == "__TEXT" and sect == "__text"]
     for line in gdb.execute("info files", to_string=True).splitlines():
-        row = _INFO_FILES_ROW.match(line)
+        row = re.match(_INFO_FILES_ROW, line)
         if row and text and row.group(3).endswith("__text") and \
                 (row.group(4) is None or row.group(4).strip() == objfile.filename):
             return int(row.group(1), 16) - text[0], sections
@@ -91,6 +91,7 @@ every loaded Mach-O objfile. ARCH picks a slice of a universal file."""
         super().__init__("unwindkit compact-unwind dump", gdb.COMMAND_STACK, gdb.COMPLETE_FILENAME)
 
     def invoke(self, arg, from_tty):
+        import _unwindkit
         opts, positional = _parse(arg, self._USAGE)
         if len(positional) > 1:
             raise gdb.GdbError(self._USAGE)
@@ -125,6 +126,7 @@ without, a run-time address in a loaded Mach-O objfile, whose slide is taken off
                          gdb.COMPLETE_EXPRESSION)
 
     def invoke(self, arg, from_tty):
+        import _unwindkit
         opts, positional = _parse(arg, self._USAGE)
         if len(positional) not in (1, 2) or opts["decoded"]:
             raise gdb.GdbError(self._USAGE)

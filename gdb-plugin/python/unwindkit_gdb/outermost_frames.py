@@ -33,7 +33,7 @@ class OutermostFrameFilter:
     def enabled(self):
         if not self._user_enabled or not self._unwinder.enabled:
             return False
-        return bool(self._state.side_files.fallback) or self._state.engine.ended_any
+        return bool(self._state.side_files.fallback) or self._state.ended_any()
 
     @enabled.setter
     def enabled(self, value):  # `enable/disable frame-filter global unwindkit-outermost`

@@ -10,8 +10,12 @@ answers no frame at all (unwinder.py). Nothing raises into GDB.
 
 Cost: a file without `.sframe` (libc and most libraries) costs the reading of its section
 headers. A side file is found again by the module's build-id, which GDB has already read, and
-this plugin build: a later session attaches it without reading the module. The cache folder
-is bounded (_CACHE_BYTES, least recently used files go first).
+this plugin build: a later session attaches it without reading the module. So is the answer
+that a file needs none (a small `.gdb.none` file holding why): a session whose files are all
+known loads no extension (`_unwindkit`) for them, nor does `bt` to learn whether they have
+`.trace` (kept there too). The cache folder is bounded (_CACHE_BYTES, least recently used
+files go first). No module costly to import (tempfile, hashlib: milliseconds in every GDB
+session) is imported, but tempfile where there is no home folder.
 
 A module whose `.sframe` is larger than `wait_limit` bytes (a browser-sized library: seconds to
 synthesize) is not waited for: it gets a side file holding the entry point's rule alone (GDB
@@ -20,14 +24,12 @@ and the whole side file is made for the sessions after it by a process of its ow
 from GDB (_make_detached).
 """
 
-import hashlib
 import os
-import tempfile
 import time
+import zlib
+from importlib.machinery import PathFinder
 
 import gdb
-
-import _unwindkit
 
 
 def _cache_dir():
@@ -36,12 +38,15 @@ def _cache_dir():
         return explicit
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if base.startswith("~"):  # no home folder
+        import tempfile
         return os.path.join(tempfile.gettempdir(), f"unwindkit-gdb-{os.getuid()}")
     return os.path.join(base, "unwindkit", "gdb")
 
 
 _SUFFIX = ".gdb.debug"
 _ENTRY_SUFFIX = ".entry" + _SUFFIX  # the entry point's rule alone, while the whole file is made
+_NONE_SUFFIX = ".gdb.none"  # the file needs no side file; holds why
+_TRACE_SUFFIX = ".gdb.trace"  # "1" or "0": whether the file has `.trace` (trace_frames.py)
 _WAIT_LIMIT = 4 << 20  # bytes of .sframe: about 160,000 functions, 0.5 s of synthesis
 _CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function module's is 46 MB
 _STALE_TMP_SECONDS = 3600  # a private file this old was left by a GDB that died writing it
@@ -57,17 +62,20 @@ def _folder():
 
 def _plugin_key():
     """This build of the extension, which makes the side files: a rebuilt or newer unwindkit
-    never meets a file an older one made."""
-    st = os.stat(_unwindkit.__file__)
-    return f"{st.st_size}:{st.st_mtime_ns}"
+    never meets a file an older one made. Found as `import _unwindkit` would find it, without
+    loading it."""
+    st = os.stat(PathFinder.find_spec("_unwindkit").origin)
+    return f"{st.st_size:x}-{st.st_mtime_ns:x}"
 
 
-def _cache_path(folder, build_id_hex, debug_files):
-    """Where the side file of a module goes: named by its build-id (a rebuilt module has
-    another), this plugin build, and the debug files GDB had for it (their CFI decides which
-    functions the side file describes)."""
-    key = hashlib.sha256("\0".join([_plugin_key(), *sorted(debug_files)]).encode())
-    return os.path.join(folder, f"{build_id_hex}-{key.hexdigest()[:24]}{_SUFFIX}")
+def _cache_stem(folder, build_id_hex, debug_files):
+    """Where the side file of a module goes, less its suffix: named by its build-id (a rebuilt
+    module has another), this plugin build, and the debug files GDB had for it (their CFI
+    decides which functions the side file describes). A CRC tells apart the few sets of debug
+    files one module meets; the folder is the user's own (_folder), so a collision is no
+    attack, and hashlib would cost every session its import."""
+    debug_key = zlib.crc32("\0".join(sorted(debug_files)).encode())
+    return os.path.join(folder, f"{build_id_hex}-{_plugin_key()}-{debug_key:08x}")
 
 
 def _prune(folder, keep):
@@ -82,7 +90,7 @@ def _prune(folder, keep):
         if entry.name.startswith(".tmp-"):
             if time.time() - st.st_mtime > _STALE_TMP_SECONDS:
                 _remove(entry.path)
-        elif entry.name.endswith(_SUFFIX) and entry.path != keep:
+        elif entry.name.endswith((_SUFFIX, _NONE_SUFFIX, _TRACE_SUFFIX)) and entry.path != keep:
             files.append((st.st_mtime, st.st_size, entry.path))
     total = sum(size for _, size, _ in files) + os.path.getsize(keep)
     for _, size, path in sorted(files):
@@ -120,6 +128,7 @@ def _make_detached(path, debug_files, dest):
             os.dup2(null, fd)
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
         os.nice(10)
+        import _unwindkit
         data = _unwindkit.side_file(path, debug_files)[0]
         if data is not None:
             _store(data, dest)
@@ -129,9 +138,11 @@ def _make_detached(path, debug_files, dest):
 
 def _store(data, path):
     """Writes `data` at `path`, under a private name then renamed: a concurrent GDB never
-    reads half a file. Then bounds the folder."""
+    reads half a file. Then bounds the folder. The private name is made as mkstemp makes it
+    (random, O_EXCL, mode 0600) without importing tempfile, milliseconds a session."""
     folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    tmp = os.path.join(folder, f".tmp-{os.urandom(8).hex()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
@@ -155,6 +166,7 @@ class SideFiles:
         # Objfiles whose whole side file is being made in the background: the Python
         # unwinder's too, but their entry-point side file ends the stack (no frame filter).
         self.background = set()
+        self.traces = {}  # objfile path -> whether it has `.trace`, where the cache says
         self._on_error = on_error
 
     def attach_all(self):
@@ -180,25 +192,28 @@ class SideFiles:
             self.fallback.add(path)
             return
         debug_files = [o.filename for o in objfile.progspace.objfiles() if o.owner == objfile]
-        side = None
+        stem = None
         if objfile.build_id:
-            side = _cache_path(_folder(), objfile.build_id, debug_files)
-            if os.path.isfile(side):
-                os.utime(side)  # recently used: the last to be pruned
-                objfile.add_separate_debug_file(side)
-                self.notes[path] = f"side file {side}"
+            stem = _cache_stem(_folder(), objfile.build_id, debug_files)
+            if self._known(objfile, stem):
                 return
-        data, build_id, note, fallback, later = _unwindkit.side_file(path, debug_files,
-                                                                      self.wait_limit)
+        import _unwindkit
+        data, build_id, note, fallback, settled, later = _unwindkit.side_file(
+            path, debug_files, self.wait_limit)
         if data is None:
             if fallback:
                 self.fallback.add(path)
+            elif settled and stem is not None:
+                self._store_trace(_unwindkit.load_trace(path).has_trace, path, stem)
+                _store(note.encode(), stem + _NONE_SUFFIX)
             self.notes[path] = f"no side file: {note}"
             return
-        if side is None:  # GDB read no build-id where the core found one
-            side = _cache_path(_folder(), build_id.hex(), debug_files)
+        if stem is None:  # GDB read no build-id where the core found one
+            stem = _cache_stem(_folder(), build_id.hex(), debug_files)
+        side = stem + _SUFFIX
+        self._store_trace(_unwindkit.load_trace(path).has_trace, path, stem)
         if later:
-            entry = side[:-len(_SUFFIX)] + _ENTRY_SUFFIX
+            entry = stem + _ENTRY_SUFFIX
             _store(data, entry)
             objfile.add_separate_debug_file(entry)
             self.background.add(path)
@@ -211,8 +226,41 @@ class SideFiles:
         objfile.add_separate_debug_file(side)
         self.notes[path] = f"side file {side}" + (f" ({note})" if note else "")
 
+    def _store_trace(self, has_trace, path, stem):
+        """Kept before the side file or note, so that a file the cache knows has it (unless
+        pruned: then `bt` asks the extension)."""
+        _store(b"1" if has_trace else b"0", stem + _TRACE_SUFFIX)
+        self.traces[path] = has_trace
+
+    def _known(self, objfile, stem):
+        """Whether an earlier session settled this file: its side file attached, or the note
+        saying it needs none; and whether it has `.trace`, where kept."""
+        try:
+            with open(stem + _TRACE_SUFFIX, "rb") as f:
+                self.traces[objfile.filename] = f.read() == b"1"
+        except FileNotFoundError:
+            pass
+        side = stem + _SUFFIX
+        try:
+            os.utime(side)  # recently used: the last to be pruned
+        except FileNotFoundError:
+            pass
+        else:
+            objfile.add_separate_debug_file(side)
+            self.notes[objfile.filename] = f"side file {side}"
+            return True
+        try:
+            with open(stem + _NONE_SUFFIX, encoding="utf-8") as f:
+                note = f.read()
+            os.utime(stem + _NONE_SUFFIX)
+        except FileNotFoundError:
+            return False
+        self.notes[objfile.filename] = f"no side file: {note}"
+        return True
+
     def forget(self):
         """GDB dropped its objfiles (a new program): their files may come back."""
         self.notes = {}
         self.fallback = set()
         self.background = set()
+        self.traces = {}

@@ -3,6 +3,9 @@
 Tables are found for every objfile of the current program space (the program and each
 shared library, live or on a core), loaded on first use, and dropped whenever GDB's objfile
 list changes (new_objfile / clear_objfiles events call invalidate()).
+
+The extension (`_unwindkit`, the core and its libraries) is loaded on first use too: a
+session whose files all have their side files, or need none, never loads it.
 """
 
 import os
@@ -10,13 +13,12 @@ import re
 
 import gdb
 
-import _unwindkit
-
 from .side_files import SideFiles
 
-# `info sharedlibrary` rows: From, To, Syms Read ("Yes", "Yes (*)", "No"), path.
-_SOLIB_ROW = re.compile(r"^(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+(?:Yes \(\*\)|Yes|No)\s+(.+)$")
-_AT_ENTRY = re.compile(r"\bAT_ENTRY\b.*\s(0x[0-9a-f]+)\s*$", re.MULTILINE)
+# `info sharedlibrary` rows: From, To, Syms Read ("Yes", "Yes (*)", "No"), path. Patterns are
+# compiled on first use (re's cache), not in every session that loads the plugin.
+_SOLIB_ROW = r"^(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+(?:Yes \(\*\)|Yes|No)\s+(.+)$"
+_AT_ENTRY = r"\bAT_ENTRY\b.*\s(0x[0-9a-f]+)\s*$"
 
 
 def _run(command):
@@ -31,14 +33,14 @@ def _solib_text_starts():
     """Run-time start of each shared library's .text, by path."""
     starts = {}
     for line in _run("info sharedlibrary").splitlines():
-        row = _SOLIB_ROW.match(line.strip())
+        row = re.match(_SOLIB_ROW, line.strip())
         if row:
             starts[row.group(3).strip()] = int(row.group(1), 16)
     return starts
 
 
 def _runtime_entry():
-    found = _AT_ENTRY.search(_run("info auxv"))
+    found = re.search(_AT_ENTRY, _run("info auxv"), re.MULTILINE)
     return int(found.group(1), 16) if found else None
 
 
@@ -55,23 +57,49 @@ class TableState:
     objfile was skipped, and the side files attached to objfiles."""
 
     def __init__(self):
-        self.engine = _unwindkit.Engine()
-        self.side_files = SideFiles(self.engine.record_error)
-        self.memory = _unwindkit.Memory(_read_memory)
+        self._engine = None
+        self._memory = None
+        self.side_files = SideFiles(lambda text: self.engine.record_error(text))
         self.skipped = []  # (objfile name, reason)
         self._loaded = False
 
+    @property
+    def engine(self):
+        if self._engine is None:
+            import _unwindkit
+            self._engine = _unwindkit.Engine()
+        return self._engine
+
+    @property
+    def memory(self):
+        if self._memory is None:
+            import _unwindkit
+            self._memory = _unwindkit.Memory(_read_memory)
+        return self._memory
+
+    def flush_memory(self):
+        if self._memory is not None:
+            self._memory.flush()
+
     def invalidate(self):
-        self.engine.clear()
-        self.memory.flush()
+        if self._engine is not None:
+            self._engine.clear()
+        self.flush_memory()
         self.skipped = []
         self._loaded = False
 
     def wanted(self):
         """Whether the Python unwinder has frames to answer: files that got no side file or
-        whose side file is being made, or `prefer sframe` (frames GDB's CFI covers too)."""
+        whose side file is being made, or `prefer sframe` (frames GDB's CFI covers too).
+        Loads nothing."""
         sides = self.side_files
-        return bool(sides.fallback or sides.background) or self.engine.prefer_sframe
+        if sides.fallback or sides.background:
+            return True
+        return self._engine is not None and self._engine.prefer_sframe
+
+    def ended_any(self):
+        """Whether a step of the engine ended a stack (outermost_frames.py). Loads nothing."""
+        return self._engine is not None and self._engine.ended_any
 
     def ensure_loaded(self):
         if self._loaded:
@@ -87,6 +115,7 @@ class TableState:
         for objfile in objfiles:
             if objfile.owner is not None:
                 debug_files.setdefault(objfile.owner.filename, []).append(objfile.filename)
+        import _unwindkit
         solib_starts = None
         runtime_entry = None
         for objfile in objfiles:

@@ -5,8 +5,6 @@ import os
 
 import gdb
 
-import _unwindkit
-
 from .commands import _Prefix, _complete_objfile
 
 
@@ -46,6 +44,7 @@ of the objfile holding it is subtracted before the lookup."""
         self._state = state
 
     def invoke(self, arg, from_tty):
+        import _unwindkit
         if not arg.strip():
             raise gdb.GdbError("Usage: unwindkit trace lookup ADDR")
         addr = int(gdb.parse_and_eval(arg))

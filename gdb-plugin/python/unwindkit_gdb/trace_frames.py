@@ -15,11 +15,10 @@ import re
 import gdb
 from gdb.FrameDecorator import FrameDecorator
 
-import _unwindkit
 
 _FORTRAN_SUFFIXES = (".f", ".for", ".ftn", ".f77", ".f90", ".f95", ".f03", ".f08")
-_MODULE_PROCEDURE = re.compile(r"^__(\w+)_MOD_(\w+)$")
-_EXTERNAL_PROCEDURE = re.compile(r"^([a-z]\w*?)_$")
+_MODULE_PROCEDURE = r"^__(\w+)_MOD_(\w+)$"  # compiled on first use (re's cache)
+_EXTERNAL_PROCEDURE = r"^([a-z]\w*?)_$"
 
 
 def source_name(routine, filename):
@@ -29,10 +28,10 @@ def source_name(routine, filename):
     the PROGRAM statement."""
     if not filename.lower().endswith(_FORTRAN_SUFFIXES):
         return routine
-    m = _MODULE_PROCEDURE.match(routine)
+    m = re.match(_MODULE_PROCEDURE, routine)
     if m:
         return f"{m.group(1)}::{m.group(2)}"
-    m = _EXTERNAL_PROCEDURE.match(routine)
+    m = re.match(_EXTERNAL_PROCEDURE, routine)
     return m.group(1) if m else routine
 
 
@@ -49,14 +48,20 @@ class TraceState:
         self._any = None
 
     def any_trace(self):
-        """True when a file GDB has loaded has a `.trace` section."""
+        """True when a file GDB has loaded has a `.trace` section. The side-file cache knows
+        for most files (side_files.py): only the others are read, by the extension."""
         if self._any is None:
             self._any = False
+            known = self.tables.side_files.traces
             try:
                 for objfile in gdb.current_progspace().objfiles():
                     path = objfile.filename
-                    if objfile.owner is None and path and os.path.isfile(path) and \
-                            self.table(path).has_trace:
+                    if objfile.owner is not None or not path or not os.path.isfile(path):
+                        continue
+                    has_trace = known.get(path)
+                    if has_trace is None:
+                        has_trace = self.table(path).has_trace
+                    if has_trace:
                         self._any = True
                         break
             except Exception:  # noqa: BLE001 - never raise into GDB
@@ -66,6 +71,7 @@ class TraceState:
     def table(self, path):
         table = self._by_path.get(path)
         if table is None:
+            import _unwindkit
             table = _unwindkit.load_trace(path)
             self._by_path[path] = table
         return table
@@ -84,6 +90,7 @@ class TraceState:
 def _lookup_pc(frame):
     """The address whose line a frame shows, as the core's CodeAddress says: a caller's pc is
     a return address (a normal frame with a newer frame that is not a signal trampoline)."""
+    import _unwindkit
     newer = frame.newer()
     return_address = (frame.type() == gdb.NORMAL_FRAME and newer is not None
                       and newer.type() != gdb.SIGTRAMP_FRAME)
