@@ -71,7 +71,9 @@ py::tuple side_file(const std::string& path, const std::vector<std::string>& deb
                           : py::bytes();
   // Nothing to add: no function to describe, or a section that failed the strict checks,
   // which the Python unwinder refuses as well (Module::sframe()).
-  if (file->bytes.empty()) return answer(std::nullopt, build_id, note.empty() ? "nothing to add" : note);
+  // With `later`, the whole file may still have something to add.
+  if (file->bytes.empty())
+    return answer(std::nullopt, build_id, note.empty() ? "nothing to add" : note, false, !later);
   return answer(py::bytes(reinterpret_cast<const char*>(file->bytes.data()), file->bytes.size()),
                 build_id, note);
 }

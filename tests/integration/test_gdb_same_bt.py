@@ -19,11 +19,15 @@ plugin run prints past the oracle's last frame are counted: 0 expected everywher
 One GDB run per core (or live run), every command batched.
 
 `--side-files-off` runs the plugin with `unwindkit set side-files off` (the Python unwinder
-alone), to show what the check catches.
+alone), to show what the check catches. `--side-files-later` runs it as in the first session
+of a module too large to wait for (`unwindkit set side-file-wait-limit 0`, an empty cache
+before every run): the side file holds the entry point's rule alone, the Python unwinder does
+the program's frames, and every line must still be GDB's own.
 """
 import dataclasses
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -60,7 +64,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def run_bt(arch, exe, core, env, plugin, live, early=(), side_files_off=False):
+def run_bt(arch, exe, core, env, plugin, live, early=(), mode="on"):
     """(`thread apply all bt` lines, `unwindkit status` text or "") of one GDB run on `exe`
     with `core`, or live to the crash (under qemu's GDB stub for AArch64, run as
     truth/cores.py runs it for a core)."""
@@ -74,24 +78,31 @@ def run_bt(arch, exe, core, env, plugin, live, early=(), side_files_off=False):
                                   stderr=subprocess.DEVNULL)
     try:
         return _gdb_bt(truth.tools.need(arch.gdb), exe, core, env, plugin, live, early,
-                       side_files_off, f"target remote 127.0.0.1:{port}" if runner else "run")
+                       mode, f"target remote 127.0.0.1:{port}" if runner else "run")
     finally:
         if runner:
             runner.kill()
             runner.wait()
 
 
-def _gdb_bt(gdb, exe, core, env, plugin, live, early, side_files_off, start):
+# The plugin settings of each mode (main()'s flags), given before the files load.
+MODE_SETTINGS = {"on": (), "off": ("unwindkit set side-files off",),
+                 "later": ("unwindkit set side-file-wait-limit 0",)}
+
+
+def _gdb_bt(gdb, exe, core, env, plugin, live, early, mode, start):
     cmd = [gdb, "-batch", "-nx", "-iex", "set pagination off", "-iex", "set width 0",
            "-iex", "set startup-with-shell off"]
     for c in early:
         cmd += ["-iex", c]
     # Live runs source the plugin before the program loads, core runs after it and the core.
-    source_first = plugin and (live or side_files_off)
+    source_first = plugin and (live or mode != "on")
     if source_first:
         cmd += ["-iex", f"source {plugin_path()}"]
-        if side_files_off:
-            cmd += ["-iex", "unwindkit set side-files off"]
+        for setting in MODE_SETTINGS[mode]:
+            cmd += ["-iex", setting]
+    if plugin and mode == "later":  # every run a module's first session
+        shutil.rmtree(env["UNWINDKIT_CACHE_DIR"], ignore_errors=True)
     cmd.append(exe)
     if core:
         cmd.append(core)
@@ -169,11 +180,16 @@ def compare(row, oracle, ours):
         row.problem = first_diff
 
 
-def side_file_problem(status, exe, want_side_file):
-    """'' if `unwindkit status` says `exe` got a side file exactly when it should."""
+def side_file_problem(status, exe, want_side_file, mode):
+    """'' if `unwindkit status` says `exe` got a side file exactly when it should (in "later"
+    mode, the one holding the entry point's rule alone)."""
     block = status.split(f"  {exe}\n", 1)[-1].split("\n  /", 1)[0] if exe in status else ""
     if not block:
         return f"unwindkit status does not list {exe}:\n{status}"
+    if mode == "later" and want_side_file:  # the whole file is for later sessions
+        if "is being made for later sessions" not in block:
+            return f"unwindkit status: no side file being made for later sessions:\n{block}"
+        return ""
     has = re.search(r"^    side file ", block, re.MULTILINE) is not None
     if has != want_side_file:
         return f"unwindkit status: side file {'expected' if want_side_file else 'unexpected'}:\n" \
@@ -181,19 +197,19 @@ def side_file_problem(status, exe, want_side_file):
     return ""
 
 
-def check_program(arch, case, work, src, env, side_files_off):
+def check_program(arch, case, work, src, env, mode):
     pair = truth.build_pair(case, arch, work, src)
     stripped_core = truth.make_core(pair.stripped, arch)
     oracle_core = truth.make_core(pair.eh_frame, arch)
     folders = [(pair.stripped.dir, "<copy>"), (pair.eh_frame.dir, "<copy>")]
     # A stripped copy that kept .eh_frame (cxx_terminate) has CFI wherever it has SFrame.
-    want_side_file = not (case.keep_eh_frame or side_files_off)
+    want_side_file = not (case.keep_eh_frame or mode == "off")
 
     def plugin_row(variant, oracle, exe, core, early=(), extra=()):
         row = Row(arch.name, case.name, variant)
-        lines, status = run_bt(arch, exe, core, env, True, core is None, early, side_files_off)
+        lines, status = run_bt(arch, exe, core, env, True, core is None, early, mode)
         compare(row, oracle, threads(lines, [*extra, *folders, (os.path.dirname(exe), "<copy>")]))
-        row.problem = row.problem or side_file_problem(status, exe, want_side_file)
+        row.problem = row.problem or side_file_problem(status, exe, want_side_file, mode)
         return row
 
     oracle = threads(run_bt(arch, pair.eh_frame.exe, oracle_core, env, False, False)[0], folders)
@@ -229,7 +245,8 @@ def print_table(rows):
 
 def main():
     args = sys.argv[1:]
-    side_files_off = "--side-files-off" in args
+    mode = "off" if "--side-files-off" in args else "later" if "--side-files-later" in args \
+        else "on"
     only = [a for a in args if not a.startswith("--")]
     src = os.path.join(os.environ["UNWINDKIT_SOURCE_DIR"], "tests", "programs")
     rows, errors = [], 0
@@ -246,7 +263,7 @@ def main():
                 try:
                     if reason:
                         raise truth.Skip(reason)
-                    rows += check_program(arch, case, work, src, env, side_files_off)
+                    rows += check_program(arch, case, work, src, env, mode)
                 except truth.Skip as skip:
                     print(f"SKIP {arch.name} {case.name}: {skip}")
                 except Exception as e:  # noqa: BLE001 - one broken case must not hide others

@@ -200,6 +200,9 @@ class SideFiles:
         import _unwindkit
         data, build_id, note, fallback, settled, later = _unwindkit.side_file(
             path, debug_files, self.wait_limit)
+        if later:
+            self._later(objfile, data, build_id, stem, debug_files)
+            return
         if data is None:
             if fallback:
                 self.fallback.add(path)
@@ -212,19 +215,29 @@ class SideFiles:
             stem = _cache_stem(_folder(), build_id.hex(), debug_files)
         side = stem + _SUFFIX
         self._store_trace(_unwindkit.load_trace(path).has_trace, path, stem)
-        if later:
-            entry = stem + _ENTRY_SUFFIX
-            _store(data, entry)
-            objfile.add_separate_debug_file(entry)
-            self.background.add(path)
-            _make_detached(path, debug_files, side)
-            self.notes[path] = (f"side file {entry} (the entry point's rule; the whole file, "
-                                f"{side}, is being made for later sessions, the Python "
-                                "unwinder does this file's frames meanwhile)")
-            return
         _store(data, side)
         objfile.add_separate_debug_file(side)
         self.notes[path] = f"side file {side}" + (f" ({note})" if note else "")
+
+    def _later(self, objfile, data, build_id, stem, debug_files):
+        """A file too large to wait for: the entry point's rule now (`data`, None where the
+        file's own CFI has it), the Python unwinder for its frames, the whole side file made
+        in the background."""
+        import _unwindkit
+        path = objfile.filename
+        if stem is None:
+            stem = _cache_stem(_folder(), build_id.hex(), debug_files)
+        side = stem + _SUFFIX
+        self._store_trace(_unwindkit.load_trace(path).has_trace, path, stem)
+        now = "no side file yet"
+        if data is not None:
+            now = f"side file {stem + _ENTRY_SUFFIX} (the entry point's rule)"
+            _store(data, stem + _ENTRY_SUFFIX)
+            objfile.add_separate_debug_file(stem + _ENTRY_SUFFIX)
+        self.background.add(path)
+        _make_detached(path, debug_files, side)
+        self.notes[path] = (f"{now}; the whole side file, {side}, is being made for later "
+                            "sessions, and the Python unwinder does this file's frames meanwhile")
 
     def _store_trace(self, has_trace, path, stem):
         """Kept before the side file or note, so that a file the cache knows has it (unless
