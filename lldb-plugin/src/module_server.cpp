@@ -3,6 +3,7 @@
 
 #include <elf.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,9 @@
 #include "private_dir.h"
 #include "unwindkit/bytes.h"
 #include "unwindkit/elf/constants.h"
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/sframe/elf_section.h"
+#include "unwindkit/trace/constants.h"
 
 namespace unwindkit::lldb_plugin {
 namespace {
@@ -30,6 +34,9 @@ constexpr const char* kHost = "127.0.0.1";
 constexpr const char* kLogChannel = "lldb";
 constexpr std::array<const char*, 2> kLogCategories = {"module", nullptr};
 constexpr size_t kSettingTextMax = 4096;
+// LLDB 22's debuginfod client (LLVM's file cache) keeps the debug file of build-id ID as
+// `<cache path>/llvmcache-ID` and opens that before asking any server.
+constexpr const char* kClientCachePrefix = "llvmcache-";
 
 // Every absolute path quoted in a log line.
 std::vector<std::string> quoted_paths(std::string_view line) {
@@ -44,9 +51,7 @@ std::vector<std::string> quoted_paths(std::string_view line) {
   return paths;
 }
 
-// Whether `path` is an ELF core, from its first bytes. LLDB's log names every file a core
-// maps as that file loads, so cores are not indexed: reading one (often many MiB) for its
-// NT_FILE list would double the time LLDB takes to open it.
+// Whether `path` is an ELF core, from its first bytes.
 bool is_core(const std::string& path) {
   std::array<uint8_t, elf::kOffType + sizeof(uint16_t)> header{};
   std::ifstream in(path, std::ios::binary);
@@ -57,6 +62,22 @@ bool is_core(const std::string& path) {
                     header[EI_DATA] == ELFDATA2MSB ? Endian::Big : Endian::Little, "ELF header");
   auto type = reader.seek(elf::kOffType, "e_type").and_then([&] { return reader.u16("e_type"); });
   return type && *type == elf::kTypeCore;
+}
+
+// The build-id (hex) of a file a side file could be made of: one with an SFrame-family
+// section or `.trace` (what debuginfo::synthesize restates), judged from the section headers
+// alone. Most files LLDB opens (libc, ld.so) have neither: they are answered 404 without being
+// read and hashed. Mapped: only the headers' pages are read. Cores are not looked at: LLDB's
+// log names every file a core maps as that file loads, so reading one (often many MiB) for its
+// NT_FILE list would double the time LLDB takes to open it.
+std::optional<std::string> table_build_id(const std::string& path) {
+  if (is_core(path)) return std::nullopt;
+  auto file = elf::ElfFile::map(path);
+  if (!file || !(sframe::find_section(*file) || file->section(trace::kSectionName) != nullptr))
+    return std::nullopt;
+  auto id = file->build_id();
+  if (!id || id->empty()) return std::nullopt;
+  return fmt::format("{:02x}", fmt::join(*id, ""));
 }
 
 std::vector<std::string> string_array(lldb::SBStructuredData data) {
@@ -82,10 +103,19 @@ std::optional<std::filesystem::path> served_cache_dir() {
   return dir;
 }
 
+// The index remembers each module's content hash beside the files made of it: a large
+// module is not read and hashed again in every session to find its file.
+server::IndexOptions index_options() {
+  server::IndexOptions options;
+  if (auto dir = served_cache_dir()) options.memo_dir = *dir / "identities";
+  return options;
+}
+
 }  // namespace
 
 ModuleServer::ModuleServer(std::filesystem::path client_cache)
     : client_cache_(std::move(client_cache)),
+      index_(index_options()),
       cache_(served_cache_dir(), {debuginfo::FallbackNames::Lldb, true}) {}
 
 namespace {
@@ -141,6 +171,8 @@ bool ModuleServer::start() {
   // LLDB loads a few modules at once; a request beyond these waits its turn (each is short).
   options.threads = 2;
   options.log_requests = false;
+  // LLDB reads no reason: most answers are refusals (every module without tables), unbodied.
+  options.refusal_bodies = false;
   http_ = std::make_unique<server::DebuginfodServer>(
       [this](std::string_view id) { return find(id); }, cache_, options);
   auto port = http_->bind();
@@ -166,23 +198,39 @@ void ModuleServer::attach(lldb::SBDebugger debugger) {
   debugger.EnableLog(kLogChannel, categories.data());
 }
 
-// On LLDB's loading thread: only note the paths; they are read when a request needs them.
+// On LLDB's loading thread, as LLDB makes a module of the file and before it asks for the
+// module's debug file.
 void ModuleServer::on_log(const char* text, void* baton) {
   if (text == nullptr) return;
   auto* self = static_cast<ModuleServer*>(baton);
   std::lock_guard lock(self->mutex_);
-  for (std::string& path : quoted_paths(text))
-    if (self->named_.insert(path).second) self->unindexed_.push_back(std::move(path));
+  for (const std::string& path : quoted_paths(text))
+    if (self->named_.insert(path).second) self->index(path);
+}
+
+void ModuleServer::index(const std::string& path) {
+  const std::optional<std::string> build_id = table_build_id(path);
+  if (!build_id) return;
+  std::vector<std::string> notes;  // files that are no modules: nothing to report
+  index_.add_file(path, notes);
+  const server::IndexedModule* module = index_.find(*build_id);
+  if (module == nullptr || module->path != path || !enabled_ || paused_ > 0) return;
+  // A file made for this content before, in any session, is put where LLDB's download cache
+  // looks before it asks a server: LLDB opens it where it lies instead of fetching it (a side
+  // file of a 1,000,000-function module is 100 MB: 0.8 s over HTTP). A link, not a copy. Were
+  // LLDB to name its cache files otherwise, it would ask the server as before.
+  const std::optional<std::filesystem::path> kept = cache_.stored(*module, debuginfo::FallbackNames::Lldb);
+  if (!kept) return;
+  const std::filesystem::path link = client_cache_ / (kClientCachePrefix + *build_id);
+  std::error_code ec;
+  if (std::filesystem::exists(link, ec)) return;
+  std::filesystem::create_hard_link(*kept, link, ec);
+  if (ec) std::filesystem::create_symlink(*kept, link, ec);  // the cache on another file system
 }
 
 std::optional<server::IndexedModule> ModuleServer::find(std::string_view build_id) {
   if (!enabled_ || paused_ > 0) return std::nullopt;
   std::lock_guard lock(mutex_);
-  if (const server::IndexedModule* module = index_.find(build_id)) return *module;
-  std::vector<std::string> notes;  // files that are no modules: nothing to report
-  for (const std::string& path : unindexed_)
-    if (!is_core(path)) index_.add_file(path, notes);
-  unindexed_.clear();
   if (const server::IndexedModule* module = index_.find(build_id)) return *module;
   return std::nullopt;
 }

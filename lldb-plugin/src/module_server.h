@@ -11,7 +11,10 @@
 // A request carries only the build-id. The files LLDB opens are learned from its own `module`
 // log, delivered to a logging callback on the loading thread before the request is made
 // (small executables are read into memory, so /proc/self/maps does not list them). Only files
-// named there are indexed, by the build-id read from the file itself; nothing else is served.
+// named there that have a table to restate (SFrame, `.trace`) are indexed, by the build-id
+// read from the file itself; nothing else is served. A file made for the same content in an
+// earlier session is linked into the private client cache as the file is named, where LLDB
+// looks before asking: LLDB opens it in place, with no request.
 #pragma once
 
 #include <lldb/API/LLDB.h>
@@ -67,14 +70,16 @@ class ModuleServer {
   ModuleServer(std::filesystem::path client_cache);
   bool start();
   static void on_log(const char* text, void* baton);
+  // Indexes a file LLDB named, when it has tables to restate, and hands LLDB the file kept for
+  // it, if any (under mutex_).
+  void index(const std::string& path);
   std::optional<server::IndexedModule> find(std::string_view build_id);
 
   std::filesystem::path client_cache_;
   std::atomic<bool> enabled_{true};
   std::atomic<int> paused_{0};
   std::mutex mutex_;
-  std::set<std::string> named_;         // every path LLDB's log named
-  std::vector<std::string> unindexed_;  // named, not yet read
+  std::set<std::string> named_;  // every path LLDB's log named
   server::ModuleIndex index_;
   server::DebugFileCache cache_;
   std::unique_ptr<server::DebuginfodServer> http_;

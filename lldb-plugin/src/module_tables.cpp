@@ -55,8 +55,11 @@ std::string file_path(lldb::SBFileSpec file) {
 // `.trace` lies outside every PT_LOAD: it is read from the module's own file. LLDB's section
 // list is no guide once a symbol file is attached (our side file: LLDB then drops a `.trace`
 // that lies in no segment, and lists the side file's `.debug_info` as the module's).
+// Mapped, not read: every module of a target comes here before each command that unwinds,
+// and a large one (76 MB) read whole cost more than the command; only the headers' pages
+// and `.trace`'s are touched, copied before the mapping goes.
 void read_trace(lldb::SBModule module, ModuleTables& t) {
-  if (auto file = elf::ElfFile::open(t.path)) {
+  if (auto file = elf::ElfFile::map(t.path)) {
     t.has_debug_info = file->section(".debug_info") != nullptr;
     const elf::Section* section = file->section(trace::kSectionName);
     if (section == nullptr) return;

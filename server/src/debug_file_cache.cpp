@@ -2,12 +2,9 @@
 #include "unwindkit/server/debug_file_cache.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
-
-#include <fstream>
-#include <iterator>
 
 #include "unwindkit/elf/elf_file.h"
+#include "whole_file.h"
 
 namespace unwindkit::server {
 namespace {
@@ -16,27 +13,6 @@ namespace {
 constexpr int kFormat = 1;
 constexpr const char* kFileSuffix = ".debug";
 constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the reason
-
-bool read_whole(const std::filesystem::path& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return !in.bad();
-}
-
-// Written under a temporary name and renamed: a reader (or a restart) never sees half a file.
-void write_atomically(const std::filesystem::path& path, std::string_view bytes) {
-  auto tmp = path;
-  tmp += fmt::format(".tmp{}.{}", ::getpid(), std::hash<std::string_view>{}(bytes));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
-}
 
 // `durable` is false when the answer says nothing about the indexed content (a file that
 // changed since it was indexed), so it is not kept on disk.
@@ -85,6 +61,21 @@ std::string DebugFileCache::key(const IndexedModule& module,
                      options.fallback_names == debuginfo::FallbackNames::Lldb ? "lldb" : "plain");
 }
 
+debuginfo::SynthesizeOptions DebugFileCache::named(debuginfo::FallbackNames names) const {
+  debuginfo::SynthesizeOptions options = options_;
+  options.fallback_names = names;
+  return options;
+}
+
+std::optional<std::filesystem::path> DebugFileCache::stored(const IndexedModule& module,
+                                                            debuginfo::FallbackNames names) const {
+  if (!dir_) return std::nullopt;
+  auto path = *dir_ / (key(module, named(names)) + kFileSuffix);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  return path;
+}
+
 std::optional<CachedFile> DebugFileCache::load(const std::string& key) const {
   if (!dir_) return std::nullopt;
   std::string bytes;
@@ -119,8 +110,7 @@ CachedFile DebugFileCache::load_or_make(const IndexedModule& module,
 
 CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source,
                                debuginfo::FallbackNames names) {
-  debuginfo::SynthesizeOptions options = options_;
-  options.fallback_names = names;
+  const debuginfo::SynthesizeOptions options = named(names);
   const std::string k = key(module, options);
   std::shared_future<CachedFile> future;
   std::optional<std::promise<CachedFile>> promise;  // set when this request makes the file

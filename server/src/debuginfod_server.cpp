@@ -25,15 +25,6 @@ constexpr const char* kElfType = "application/octet-stream";
 // libdebuginfod's User-Agent starts so: the client is GDB (or another elfutils tool).
 constexpr std::string_view kElfutilsAgent = "elfutils/";
 
-// The reason for a non-200 answer: in the body for the client, in the log line. It never names
-// a path on this machine (the request's build-id says which module it is).
-void refuse(httplib::Response& res, int status, std::string reason) {
-  std::replace_if(reason.begin(), reason.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
-  res.status = status;
-  res.set_header(kReasonHeader, reason);
-  res.set_content(std::move(reason), "text/plain");
-}
-
 }  // namespace
 
 struct DebuginfodServer::Impl {
@@ -45,6 +36,16 @@ struct DebuginfodServer::Impl {
   ServerOptions options;
   httplib::Server http;
   int listen_socket = -1;
+
+  // The reason for a non-200 answer: in a header for the log line and, unless the options say
+  // otherwise, in the body for the client. It never names a path on this machine (the
+  // request's build-id says which module it is).
+  void refuse(httplib::Response& res, int status, std::string reason) const {
+    std::replace_if(reason.begin(), reason.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
+    res.status = status;
+    res.set_header(kReasonHeader, reason);
+    if (options.refusal_bodies) res.set_content(std::move(reason), "text/plain");
+  }
 
   // Linux lets listen() be called again on a listening socket to change its backlog.
   void widen_backlog() const {
@@ -69,7 +70,14 @@ struct DebuginfodServer::Impl {
     CachedFile file = cache.get(*module, source, names_for(req));
     res.set_header(kCacheHeader, std::string(cache_source_name(source)));
     if (!file.bytes) return refuse(res, 404, file.note);
-    res.set_content(file.bytes->data(), file.bytes->size(), kElfType);
+    // Sent from the cached bytes, not copied into the response first: a side file of a large
+    // module is 100 MB.
+    res.set_content_provider(
+        file.bytes->size(), kElfType,
+        [bytes = file.bytes](size_t offset, size_t length, httplib::DataSink& sink) {
+          return offset < bytes->size() &&
+                 sink.write(bytes->data() + offset, std::min(length, bytes->size() - offset));
+        });
   }
 
   debuginfo::FallbackNames names_for(const httplib::Request& req) const {
@@ -80,8 +88,12 @@ struct DebuginfodServer::Impl {
   }
 
   static void log(const httplib::Request& req, const httplib::Response& res) {
+    // A body sent from a content provider is not in res.body: its length is in the header.
+    const std::string size = res.body.empty() && res.has_header("Content-Length")
+                                 ? res.get_header_value("Content-Length")
+                                 : std::to_string(res.body.size());
     std::string line = fmt::format("{} {} {} {} {} bytes", req.remote_addr, req.method, req.path,
-                                   res.status, res.body.size());
+                                   res.status, size);
     if (res.has_header(kCacheHeader)) line += fmt::format(" {}", res.get_header_value(kCacheHeader));
     if (res.has_header(kReasonHeader)) line += fmt::format(": {}", res.get_header_value(kReasonHeader));
     fmt::print(stderr, "{}\n", line);  // one write: lines of concurrent requests do not mix
@@ -103,12 +115,13 @@ DebuginfodServer::DebuginfodServer(ModuleFinder find, DebugFileCache& cache,
   Impl& impl = *impl_;
   impl.http.Get(R"(/buildid/([^/]*)/([^/]*))",
                 [&impl](const httplib::Request& req, httplib::Response& res) { impl.buildid(req, res); });
-  impl.http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty()) refuse(res, res.status, fmt::format("status {}", res.status));
+  impl.http.set_error_handler([&impl](const httplib::Request&, httplib::Response& res) {
+    if (!res.has_header(kReasonHeader))
+      impl.refuse(res, res.status, fmt::format("status {}", res.status));
   });
   impl.http.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        refuse(res, 500, "internal error");
+      [&impl](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        impl.refuse(res, 500, "internal error");
       });
   if (impl.options.log_requests) impl.http.set_logger(&Impl::log);
   impl.http.set_socket_options([&impl](socket_t sock) {

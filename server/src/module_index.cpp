@@ -4,13 +4,17 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <utility>
 
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/unwind/core_file.h"
+#include "whole_file.h"
 
 namespace unwindkit::server {
 namespace {
@@ -32,12 +36,63 @@ std::string sha256(Bytes bytes) {
   return hex(digest, length);
 }
 
-bool stat_file(const std::string& path, uint64_t& size, int64_t& mtime_ns) {
+// What tells one version of a file from another without reading it.
+struct FileIdentity {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+  uint64_t device = 0, inode = 0;
+};
+
+int64_t nanoseconds(const struct timespec& t) {
+  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+}
+
+bool stat_file(const std::string& path, FileIdentity& id) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  size = static_cast<uint64_t>(st.st_size);
-  mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+  id = {static_cast<uint64_t>(st.st_size), nanoseconds(st.st_mtim), nanoseconds(st.st_ctim),
+        static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   return true;
+}
+
+// The memo of a file's build-id and content hash (IndexOptions::memo_dir), one small file per
+// device and inode holding "size mtime ctime build-id hash". Every write to a file moves its
+// change time, which no one can set back; a file replaced by rename has another inode, or a
+// new change time if the inode is reused.
+constexpr size_t kSha256Hex = 64;
+// A file changed twice within its file system's timestamp granularity keeps the same times:
+// only a file whose last change is this long past is remembered (git's racy-index rule).
+constexpr int64_t kMemoSettledNs = 2'000'000'000;
+
+std::filesystem::path memo_path(const std::filesystem::path& dir, const FileIdentity& id) {
+  return dir / fmt::format("{:x}-{:x}", id.device, id.inode);
+}
+
+std::string memo_times(const FileIdentity& id) {
+  return fmt::format("{} {} {}", id.size, id.mtime_ns, id.ctime_ns);
+}
+
+// (build-id, content hash) remembered for exactly this version of the file.
+std::optional<std::pair<std::string, std::string>> recall(const std::filesystem::path& dir,
+                                                          const FileIdentity& id) {
+  std::ifstream in(memo_path(dir, id));
+  std::string size, mtime, ctime, build_id, hash;
+  if (!(in >> size >> mtime >> ctime >> build_id >> hash)) return std::nullopt;
+  if (fmt::format("{} {} {}", size, mtime, ctime) != memo_times(id) ||
+      normalize_build_id(build_id) != build_id || hash.size() != kSha256Hex)
+    return std::nullopt;
+  return std::pair{build_id, hash};
+}
+
+void remember(const std::filesystem::path& dir, const FileIdentity& id,
+              const IndexedModule& module) {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  if (nanoseconds(now) - id.ctime_ns < kMemoSettledNs) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  write_atomically(memo_path(dir, id), fmt::format("{} {} {}\n", memo_times(id), module.build_id,
+                                                   module.content_hash));
 }
 
 bool looks_like_elf(const std::string& path) {
@@ -63,17 +118,15 @@ std::string normalize_build_id(std::string_view text) {
 }
 
 bool unchanged(const IndexedModule& module) {
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  return stat_file(module.path, size, mtime_ns) && size == module.size &&
-         mtime_ns == module.mtime_ns;
+  FileIdentity id;
+  return stat_file(module.path, id) && id.size == module.size && id.mtime_ns == module.mtime_ns &&
+         id.ctime_ns == module.ctime_ns;
 }
 
 bool read_indexed_file(const IndexedModule& module, std::string& out) {
   if (!unchanged(module)) return false;
-  std::ifstream in(module.path, std::ios::binary);
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return out.size() == module.size;  // a short read is a file changed under us
+  // A short read is a file changed under us.
+  return read_whole(module.path, out) && out.size() == module.size;
 }
 
 const IndexedModule* ModuleIndex::find(std::string_view build_id) const {
@@ -83,12 +136,16 @@ const IndexedModule* ModuleIndex::find(std::string_view build_id) const {
 
 void ModuleIndex::add_file(const std::string& path, bool from_core,
                            std::vector<std::string>& notes) {
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  if (!stat_file(path, size, mtime_ns) || !looks_like_elf(path)) return;
-  if (size > options_.max_file_size) {
-    notes.push_back(fmt::format("{}: skipped, {} bytes is over the limit", path, size));
+  FileIdentity id;
+  if (!stat_file(path, id) || !looks_like_elf(path)) return;
+  if (id.size > options_.max_file_size) {
+    notes.push_back(fmt::format("{}: skipped, {} bytes is over the limit", path, id.size));
     return;
+  }
+  if (options_.memo_dir) {
+    if (auto known = recall(*options_.memo_dir, id))
+      return add_module({path, known->first, known->second, id.size, id.mtime_ns, id.ctime_ns},
+                        notes);
   }
   auto file = elf::ElfFile::open(path);
   if (!file) {
@@ -109,11 +166,16 @@ void ModuleIndex::add_file(const std::string& path, bool from_core,
   if (file->type() != elf::kTypeExec && file->type() != elf::kTypeDyn) return;
   auto build_id = file->build_id();
   if (!build_id || build_id->empty()) return;
-  IndexedModule module{path, hex(build_id->data(), build_id->size()), sha256(file->image()), size,
-                       mtime_ns};
+  IndexedModule module{path, hex(build_id->data(), build_id->size()), sha256(file->image()),
+                       id.size, id.mtime_ns, id.ctime_ns};
+  if (options_.memo_dir) remember(*options_.memo_dir, id, module);
+  add_module(module, notes);
+}
+
+void ModuleIndex::add_module(const IndexedModule& module, std::vector<std::string>& notes) {
   auto [it, added] = by_id_.emplace(module.build_id, module);
-  if (!added && it->second.path != path && it->second.content_hash != module.content_hash)
-    notes.push_back(fmt::format("{}: build-id {} already indexed from {}", path, module.build_id,
+  if (!added && it->second.path != module.path && it->second.content_hash != module.content_hash)
+    notes.push_back(fmt::format("{}: build-id {} already indexed from {}", module.path, module.build_id,
                                 it->second.path));
 }
 

@@ -33,11 +33,16 @@ class DebugFileCache {
   // SFrame named as `names` says (in place of the options' fallback_names): each naming is a
   // file of its own.
   CachedFile get(const IndexedModule& module, CacheSource& source, debuginfo::FallbackNames names);
+  // Where the file for `module`, named as `names` says, is kept on disk, when one was made
+  // before (by any process using this folder).
+  std::optional<std::filesystem::path> stored(const IndexedModule& module,
+                                              debuginfo::FallbackNames names) const;
   // How many files this process synthesized (each content once).
   uint64_t made() const { return made_; }
 
  private:
   static std::string key(const IndexedModule& module, const debuginfo::SynthesizeOptions& options);
+  debuginfo::SynthesizeOptions named(debuginfo::FallbackNames names) const;
   CachedFile load_or_make(const IndexedModule& module, const debuginfo::SynthesizeOptions& options,
                           const std::string& key, CacheSource& source);
   std::optional<CachedFile> load(const std::string& key) const;

@@ -1,0 +1,48 @@
+// Whole-file reads and writes (see whole_file.h).
+#include "whole_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace unwindkit::server {
+
+// Sized from fstat and read with read(2): a stream iterator copies a 100 MB file a byte at a
+// time (0.7 s of a cached LLDB session).
+bool read_whole(const std::filesystem::path& path, std::string& out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (ok) {
+    out.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    out.resize(done);  // a file shortened under us: what is there (its readers check sizes)
+  }
+  ::close(fd);
+  return ok;
+}
+
+void write_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  auto tmp = path;
+  tmp += fmt::format(".tmp{}.{}", ::getpid(), std::hash<std::string_view>{}(bytes));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+}  // namespace unwindkit::server

@@ -1,0 +1,17 @@
+// Whole-file reads and writes shared by the server's caches (synthesized files, the index's
+// memo of content hashes).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace unwindkit::server {
+
+// The whole file in one read; false when it cannot be opened or read.
+bool read_whole(const std::filesystem::path& path, std::string& out);
+
+// Written under a temporary name and renamed: a reader (or a restart) never sees half a file.
+void write_atomically(const std::filesystem::path& path, std::string_view bytes);
+
+}  // namespace unwindkit::server
