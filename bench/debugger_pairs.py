@@ -12,7 +12,8 @@ after `maint flush register-cache`, so frames are recomputed from kept tables); 
 the debugger's maximum resident set and "cpu" its user + system time for the whole session
 (getrusage of the child: steadier than wall time on a shared machine). The cache is the folder
 UNWINDKIT_CACHE_DIR names: a plugin that keeps no side file across sessions there shows the
-same figures in both plugin rows.
+same figures in both plugin rows. After a run that left GDB's detached process making a
+large module's whole side file, the next run waits for it (settle).
 With UNWINDKIT_BENCH_BASELINE_PLUGIN (another build's plugin, e.g. the base commit's), its
 two rows run in the same alternating rounds: before and after side by side in one run.
 Usage: debugger_pairs.py gdb|lldb PLUGIN CASE_DIR COMMAND RUNS TITLE TARGET
@@ -90,6 +91,25 @@ def one_run(cmd, cache):
             usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
+def settle(cache, timeout=180):
+    """Waits while GDB's detached process makes a module's whole side file (a module too large
+    to wait for, side_files.py): the next round must not share the machine with it, and the
+    kept cache must hold the whole file. Returns at once when nothing is being made."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            names = os.listdir(cache)
+        except FileNotFoundError:
+            return
+        entry = [n for n in names if n.endswith(".entry.gdb.debug")]
+        whole = {n[:-len(".gdb.debug")] for n in names
+                 if n.endswith(".gdb.debug") and not n.endswith(".entry.gdb.debug")}
+        if all(n[:-len(".entry.gdb.debug")] in whole for n in entry) and \
+                not any(n.startswith(".tmp-") for n in names):
+            return
+        time.sleep(0.2)
+
+
 def main():
     debugger, plugin, case_dir, command, runs, title, target = sys.argv[1:8]
     runs, target = int(runs), float(target)
@@ -108,12 +128,14 @@ def main():
     for name, path in plugins.items():  # fills the kept caches
         one_run(command_line(debugger, path, case_dir, "stripd", script),
                 os.path.join(work, f"kept-{name}"))
+        settle(os.path.join(work, f"kept-{name}"))
     for i in range(runs):
         sides["native"].append(one_run(native, os.path.join(work, "unused")))
         for name, path in plugins.items():
             ours = command_line(debugger, path, case_dir, "stripd", script)
             empty = os.path.join(work, f"empty-{name}-{i}")
             sides[f"{name}, empty cache"].append(one_run(ours, empty))
+            settle(empty)
             sides[f"{name}, cache kept"].append(one_run(ours, os.path.join(work, f"kept-{name}")))
     subprocess.run(["rm", "-rf", work], check=False)
 

@@ -9,6 +9,9 @@ the intact copy without it (the truth). Runs:
   v2-pcrel / v3 twins (truth/twins.py, on the stripped copy's core; rows `gdb twin-...`), the
   shared-library case among them;
 - gdb-multiarch, AArch64 (static, crashed under qemu-aarch64);
+- GDB again on the stripped copy as in the first session of a module too large to wait for
+  (row `gdb later` / `gdb-multiarch later`: `unwindkit set side-file-wait-limit 0`, an empty
+  side-file cache), whose frames the Python unwinder does;
 - LLDB, x86_64 and AArch64. LLDB pairs an executable with a core by build-id, so where the
   twins share one (x86_64 without our own shared libraries: strip keeps the note) the truth
   reads the stripped copy's core with the intact executable: the same state, even for a
@@ -80,6 +83,14 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
         ours = gdb_values(arch.gdb, build.exe, stripped_core, regs, plugin,
                           settings=(*settings, *search(build)))
         rows.append(Row(pair.name, label, compare(truth_values, ours, regs)))
+    # The first session of a module too large to wait for: the Python unwinder's registers
+    # (an empty side-file cache, the plugin set before the files load).
+    with tempfile.TemporaryDirectory(prefix="uk-regs-later-") as cache:
+        later = (f"source {plugin}", "unwindkit set side-file-wait-limit 0")
+        ours = gdb_values(arch.gdb, pair.stripped.exe, stripped_core, regs,
+                          settings=(*later, *search(pair.stripped)),
+                          env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache))
+        rows.append(Row(pair.name, f"{arch.gdb} later", compare(truth_values, ours, regs)))
     return rows
 
 

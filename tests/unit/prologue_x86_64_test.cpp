@@ -157,3 +157,30 @@ TEST(PrologueX86_64, UnsortedAndStrayRowsAreHarmless) {
 }
 
 }  // namespace
+
+namespace {
+
+// Functions longer than prologue::detail::Instructions::kMaxKept instructions are decoded
+// again by each walk instead of once: the claims must not depend on which.
+TEST(PrologueX86_64, LongFunctionsClaimAsShortOnes) {
+  for (size_t body : {size_t{8}, size_t{6000}}) {
+    SCOPED_TRACE(body);
+    std::vector<uint8_t> code{0x53};             // push %rbx
+    code.insert(code.end(), body, 0x90);         // nop
+    code.insert(code.end(), {0x5b, 0xc3, 0xff});  // pop %rbx; ret; an undecodable byte
+    const uint64_t pop = 1 + body;
+    const auto rows = test::table(Arch::X86_64, kBase, code.size(),
+                                  {{0, r::rsp, 8}, {1, r::rsp, 16}, {pop + 1, r::rsp, 8}});
+    const auto a = prologue::analyze(Arch::X86_64, code, kBase, rows);
+    EXPECT_EQ(saved_at(a, kBase), Saved{});
+    for (uint64_t loc : {uint64_t{1}, pop / 2, pop}) {
+      SCOPED_TRACE(loc);
+      EXPECT_EQ(saved_at(a, kBase + loc), (Saved{{r::rbx, -16}}));  // claimed before the stop
+    }
+    // The byte after `ret` decodes as nothing: the analysis stops there, naming it.
+    ASSERT_TRUE(a.stopped);
+    EXPECT_EQ(a.stopped->offset, pop + 2);
+  }
+}
+
+}  // namespace

@@ -124,6 +124,29 @@ TEST(SFrameIndex, SameErrorsAsDecode) {
   }
 }
 
+// function_ranges (the entry point's reader): decode()'s functions, and decode()'s Error for
+// every truncation of every vector.
+TEST(SFrameFunctionRanges, DecodesFunctionsAndFailsAsDecode) {
+  for (const auto& v : test::load_sframe_vectors()) {
+    SCOPED_TRACE(v.name);
+    for (size_t n = 0; n <= v.content.size(); ++n) {
+      const Bytes cut(v.content.data(), n);
+      auto section = sframe::decode(cut, v.section_base);
+      auto ranges = sframe::function_ranges(cut, v.section_base);
+      ASSERT_EQ(bool(section), bool(ranges)) << n;
+      if (!section) {
+        EXPECT_EQ(ranges.error(), section.error()) << n;
+        continue;
+      }
+      ASSERT_EQ(ranges->size(), section->fdes.size());
+      for (size_t i = 0; i < ranges->size(); ++i) {
+        EXPECT_EQ((*ranges)[i].start, section->fdes[i].func_start);
+        EXPECT_EQ((*ranges)[i].end, section->fdes[i].func_end());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 namespace {

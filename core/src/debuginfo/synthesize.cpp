@@ -167,6 +167,25 @@ dwarf::CfiFunction cfi_function(const sframe::Section& section, const elf::ElfFi
   return fn;
 }
 
+// The CFI of the SFrame function at the program's entry point, where SFrame covers it (a
+// `.sframe` made from all of a link's CFI, SFrame v3's outermost marker): the function that
+// ends the stack, which the entry point's own rule then leaves to it.
+std::vector<dwarf::CfiFunction> entry_function(const elf::ElfFile& module) {
+  const auto found = sframe::find_section(module);
+  if (!found || module.entry() == 0) return {};
+  auto section = sframe::decode(found->section->data, found->section->addr, found->format);
+  if (!section) return {};
+  for (size_t i = 0; i < section->fdes.size(); ++i) {
+    const sframe::Fde& fde = section->fdes[i];
+    if (module.entry() >= fde.func_start && module.entry() < fde.func_end()) {
+      dwarf::CfiFunction fn = cfi_function(*section, module, i);
+      if (fn.rows.empty()) return {};
+      return {std::move(fn)};
+    }
+  }
+  return {};
+}
+
 // Below this many functions one thread does it all: starting threads would cost more.
 constexpr size_t kFunctionsPerThread = 4096;
 constexpr unsigned kMaxThreads = 16;
@@ -222,8 +241,11 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
                           ? usable_sframe(module, out.left_out)
                           : std::nullopt;
   if (options.unwind && (sframe || options.entry_point_only)) {
-    std::vector<dwarf::CfiFunction> functions;
-    if (sframe) functions = cfi_functions(*sframe, module);
+    const std::optional<UnwindRule> entry_rule = unwind::entry_point_rule(module);
+    // Entry point only: its own rule, else the SFrame function there (decoded only then).
+    std::vector<dwarf::CfiFunction> functions =
+        sframe ? cfi_functions(*sframe, module) : entry_rule ? std::vector<dwarf::CfiFunction>{}
+                                                             : entry_function(module);
     // A debugger takes a debug file's .debug_frame over the module's own CFI where both
     // describe a function (GDB 13 does): leave out what the module's CFI already covers.
     if (auto own = dwarf::CfiTables::open(module); own && !own->empty())
@@ -231,7 +253,7 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
         auto covered = own->lookup(fn.start);  // an error: an FDE we cannot lower (a PLT's)
         return !covered || *covered;
       });
-    if (auto rule = unwind::entry_point_rule(module)) {
+    if (const auto& rule = entry_rule) {
       dwarf::CfiFunction fn{rule->func_start, rule->func_end, {{rule->func_start, *rule}}};
       functions.insert(std::upper_bound(functions.begin(), functions.end(), fn,
                                         [](const auto& a, const auto& b) { return a.start < b.start; }),

@@ -21,18 +21,12 @@ Result<Section> decode(Bytes bytes, uint64_t section_address, Format format) {
   // Rows carry one to three words as a rule; every word takes at least a byte, so the
   // sub-section's length bounds what an untrusted header can make this reserve.
   s.words.reserve(std::min<uint64_t>(uint64_t{h.num_fres} * 3, h.fre_len));
+  std::vector<Fre> rows;
   for (size_t i = 0; i < h.num_fdes; ++i) {
-    auto fde = detail::read_fde(layout->section, layout->fres, h, i, section_address);
+    rows.clear();
+    auto fde = detail::read_function(*layout, i, section_address, format, rows, s.words);
     if (!fde) return tl::unexpected(fde.error());
-    if (auto type = detail::check_fre_type(h, *fde, i); !type) return tl::unexpected(type.error());
-    uint64_t pos = detail::first_fre_pos(h, *fde);
-    // Every FRE takes at least 2 bytes: never reserve more than the sub-section can hold.
-    fde->fres.reserve(std::min<uint64_t>(fde->num_fres, h.fre_len / 2));
-    for (size_t j = 0; j < fde->num_fres; ++j) {
-      auto fre = detail::read_fre(layout->fres, pos, fde->fre_type(), i, j, format, s.words);
-      if (!fre) return tl::unexpected(fre.error());
-      fde->fres.push_back(*fre);
-    }
+    fde->fres.assign(rows.begin(), rows.end());
     s.fdes.push_back(std::move(*fde));
   }
   return s;
@@ -45,17 +39,13 @@ Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_
   const Header& h = layout->header;
   std::vector<AddressRange> out;
   out.reserve(h.num_fdes);
+  std::vector<Fre> rows;
   std::vector<int32_t> words;
   for (size_t i = 0; i < h.num_fdes; ++i) {
-    auto fde = detail::read_fde(layout->section, layout->fres, h, i, section_address);
+    rows.clear();
+    words.clear();
+    auto fde = detail::read_function(*layout, i, section_address, format, rows, words);
     if (!fde) return tl::unexpected(fde.error());
-    if (auto type = detail::check_fre_type(h, *fde, i); !type) return tl::unexpected(type.error());
-    uint64_t pos = detail::first_fre_pos(h, *fde);
-    for (size_t j = 0; j < fde->num_fres; ++j) {
-      words.clear();
-      auto fre = detail::read_fre(layout->fres, pos, fde->fre_type(), i, j, format, words);
-      if (!fre) return tl::unexpected(fre.error());
-    }
     out.push_back({fde->func_start, fde->func_end()});
   }
   return out;

@@ -185,18 +185,12 @@ Result<Index> Index::build(Bytes bytes, uint64_t section_address, Format format)
   std::vector<int32_t> words;
   // decode()'s walk over every FDE and row, keeping the function starts and the row table.
   for (size_t i = 0; i < h.num_fdes; ++i) {
-    auto fde = detail::read_fde(layout->section, layout->fres, h, i, section_address);
-    if (!fde) return tl::unexpected(fde.error());
-    if (auto type = detail::check_fre_type(h, *fde, i); !type) return tl::unexpected(type.error());
-    uint64_t pos = detail::first_fre_pos(h, *fde);
     rows.clear();
     words.clear();
-    for (size_t j = 0; j < fde->num_fres; ++j) {
-      auto fre = detail::read_fre(layout->fres, pos, fde->fre_type(), i, j, format, words);
-      if (!fre) return tl::unexpected(fre.error());
-      if (j > 0 && fre->start_offset < rows.back().start_offset) index.rows_ascending_ = false;
-      rows.push_back(*fre);
-    }
+    auto fde = detail::read_function(*layout, i, section_address, format, rows, words);
+    if (!fde) return tl::unexpected(fde.error());
+    for (size_t j = 1; j < rows.size(); ++j)
+      if (rows[j].start_offset < rows[j - 1].start_offset) index.rows_ascending_ = false;
     index.starts_.push_back(fde->func_start);
     table.add(i, *fde, rows, words);
   }

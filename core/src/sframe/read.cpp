@@ -260,4 +260,19 @@ Arch abi_arch(uint8_t abi) {
   }
 }
 
+Result<Fde> read_function(const Layout& layout, size_t index, uint64_t section_address,
+                          Format format, std::vector<Fre>& rows, std::vector<int32_t>& words) {
+  const Header& h = layout.header;
+  auto fde = read_fde(layout.section, layout.fres, h, index, section_address);
+  if (!fde) return fde;
+  if (auto type = check_fre_type(h, *fde, index); !type) return tl::unexpected(type.error());
+  uint64_t pos = first_fre_pos(h, *fde);
+  for (size_t j = 0; j < fde->num_fres; ++j) {
+    auto fre = read_fre(layout.fres, pos, fde->fre_type(), index, j, format, words);
+    if (!fre) return tl::unexpected(fre.error());
+    rows.push_back(*fre);
+  }
+  return fde;
+}
+
 }  // namespace unwindkit::sframe::detail

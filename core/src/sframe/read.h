@@ -54,6 +54,11 @@ uint64_t fde_info_offset(const Header& header, const Fde& fde);
 // its rows are read, whose size depends on it.
 Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_index);
 
+// FDE `index` with every row of it, as decode() reads them (the first Error met): the rows are
+// appended to `rows`, their data words to `words`.
+Result<Fde> read_function(const Layout& layout, size_t index, uint64_t section_address,
+                          Format format, std::vector<Fre>& rows, std::vector<int32_t>& words);
+
 // The FRE at `pos` inside the FRE sub-section `fres`, its data words appended to `words`
 // (fre.first_word says where they start); advances `pos` past it. On an Error `words` may
 // hold part of the row.

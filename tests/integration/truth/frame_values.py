@@ -119,7 +119,7 @@ def parse(output, debugger):
     return [threads[t] for t in sorted(threads)]
 
 
-def gdb_values(gdb, exe, core, regs, plugin=None, settings=(), timeout=600):
+def gdb_values(gdb, exe, core, regs, plugin=None, settings=(), timeout=600, env=None):
     """GDB's values in every frame of every thread; `plugin` is the file to source first,
     `settings` GDB commands run before the files load (solib-search-path, sysroot)."""
     cmd = [need(gdb), "-batch", "-nx", "-iex", "set pagination off", "-iex", "set width 0"]
@@ -128,7 +128,7 @@ def gdb_values(gdb, exe, core, regs, plugin=None, settings=(), timeout=600):
     if plugin:
         cmd += ["-ex", f"source {plugin}"]
     cmd += ["-x", GDB_SCRIPT, "-ex", f"uk-frame-values {' '.join(regs)}", exe, core]
-    p = run(cmd, timeout=timeout, check=False)
+    p = run(cmd, timeout=timeout, check=False, env=env)
     if "Traceback" in p.stderr or "Python Exception" in p.stderr or "@@END" not in p.stdout:
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-2000:]}\n"
                            f"{p.stderr[-2000:]}")

@@ -31,9 +31,10 @@ struct SynthesizeOptions {
   // from SFrame, `.trace` lines kept — and is written even when it adds nothing, since it
   // replaces a file the debugger already holds (the LLDB plugin's `disable`).
   bool unwind = true;
-  // Only the entry point's outermost rule (and `.trace`'s lines), read without the SFrame
-  // section: for a module too large to synthesize while a person waits, whose other frames a
-  // plugin's own unwinder does meanwhile (the GDB plugin's first session of such a module).
+  // Only the function at the entry point (its outermost rule, or its SFrame rows where SFrame
+  // covers it) and `.trace`'s lines, no other function analyzed: for a module too large to
+  // synthesize while a person waits, whose other frames a plugin's own unwinder does
+  // meanwhile (the GDB plugin's first session of such a module).
   bool entry_point_only = false;
 };
 
