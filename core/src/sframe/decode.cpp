@@ -21,14 +21,15 @@ Result<Section> decode(Bytes bytes, uint64_t section_address, Format format) {
   // Rows carry one to three words as a rule; every word takes at least a byte, so the
   // sub-section's length bounds what an untrusted header can make this reserve.
   s.words.reserve(std::min<uint64_t>(uint64_t{h.num_fres} * 3, h.fre_len));
-  std::vector<Fre> rows;
-  for (size_t i = 0; i < h.num_fdes; ++i) {
-    rows.clear();
-    auto fde = detail::read_function(*layout, i, section_address, format, rows, s.words);
-    if (!fde) return tl::unexpected(fde.error());
-    fde->fres.assign(rows.begin(), rows.end());
-    s.fdes.push_back(std::move(*fde));
-  }
+  auto walked = detail::for_each_function(
+      *layout, section_address, format,
+      [&](size_t, Fde& fde, const std::vector<Fre>& rows, const std::vector<int32_t>& words) {
+        fde.fres.assign(rows.begin(), rows.end());
+        for (Fre& fre : fde.fres) fre.first_word += static_cast<uint32_t>(s.words.size());
+        s.words.insert(s.words.end(), words.begin(), words.end());
+        s.fdes.push_back(std::move(fde));
+      });
+  if (!walked) return tl::unexpected(walked.error());
   return s;
 }
 
@@ -39,15 +40,11 @@ Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_
   const Header& h = layout->header;
   std::vector<AddressRange> out;
   out.reserve(h.num_fdes);
-  std::vector<Fre> rows;
-  std::vector<int32_t> words;
-  for (size_t i = 0; i < h.num_fdes; ++i) {
-    rows.clear();
-    words.clear();
-    auto fde = detail::read_function(*layout, i, section_address, format, rows, words);
-    if (!fde) return tl::unexpected(fde.error());
-    out.push_back({fde->func_start, fde->func_end()});
-  }
+  auto walked = detail::for_each_function(*layout, section_address, format,
+                                          [&](size_t, const Fde& fde, const auto&, const auto&) {
+                                            out.push_back({fde.func_start, fde.func_end()});
+                                          });
+  if (!walked) return tl::unexpected(walked.error());
   return out;
 }
 

@@ -181,19 +181,16 @@ Result<Index> Index::build(Bytes bytes, uint64_t section_address, Format format)
   Index index(bytes, layout->section.endian(), h, section_address);
   index.starts_.reserve(h.num_fdes);
   TableBuilder table(index, bytes.size());
-  std::vector<Fre> rows;
-  std::vector<int32_t> words;
   // decode()'s walk over every FDE and row, keeping the function starts and the row table.
-  for (size_t i = 0; i < h.num_fdes; ++i) {
-    rows.clear();
-    words.clear();
-    auto fde = detail::read_function(*layout, i, section_address, format, rows, words);
-    if (!fde) return tl::unexpected(fde.error());
-    for (size_t j = 1; j < rows.size(); ++j)
-      if (rows[j].start_offset < rows[j - 1].start_offset) index.rows_ascending_ = false;
-    index.starts_.push_back(fde->func_start);
-    table.add(i, *fde, rows, words);
-  }
+  auto walked = detail::for_each_function(
+      *layout, section_address, format,
+      [&](size_t i, const Fde& fde, const std::vector<Fre>& rows, const std::vector<int32_t>& words) {
+        for (size_t j = 1; j < rows.size(); ++j)
+          if (rows[j].start_offset < rows[j - 1].start_offset) index.rows_ascending_ = false;
+        index.starts_.push_back(fde.func_start);
+        table.add(i, fde, rows, words);
+      });
+  if (!walked) return tl::unexpected(walked.error());
   table.finish();
   return index;
 }

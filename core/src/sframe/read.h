@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "unwindkit/bytes.h"
 #include "unwindkit/sframe/row.h"
@@ -58,6 +59,24 @@ Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_ind
 // appended to `rows`, their data words to `words`.
 Result<Fde> read_function(const Layout& layout, size_t index, uint64_t section_address,
                           Format format, std::vector<Fre>& rows, std::vector<int32_t>& words);
+
+// decode()'s walk: `visit(index, fde, rows, words)` for every FDE in order, with its rows and
+// their data words (each row's first_word counts from the start of `words`); the first Error
+// met ends it.
+template <class Visit>
+Result<void> for_each_function(const Layout& layout, uint64_t section_address, Format format,
+                               Visit&& visit) {
+  std::vector<Fre> rows;
+  std::vector<int32_t> words;
+  for (size_t i = 0; i < layout.header.num_fdes; ++i) {
+    rows.clear();
+    words.clear();
+    auto fde = read_function(layout, i, section_address, format, rows, words);
+    if (!fde) return tl::unexpected(fde.error());
+    visit(i, *fde, rows, words);
+  }
+  return {};
+}
 
 // The FRE at `pos` inside the FRE sub-section `fres`, its data words appended to `words`
 // (fre.first_word says where they start); advances `pos` past it. On an Error `words` may
