@@ -12,6 +12,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "unwindkit/dwarf/cfi.h"
@@ -206,14 +207,22 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
         out.push_back(std::move(fn));
     return out;
   };
+  auto bound = [&](unsigned t) { return count * t / threads; };
   std::vector<std::future<std::vector<dwarf::CfiFunction>>> others;
-  for (unsigned t = 1; t < threads; ++t)
-    others.push_back(std::async(std::launch::async, share, count * t / threads, count * (t + 1) / threads));
-  std::vector<dwarf::CfiFunction> out = share(0, count / threads);
-  for (auto& other : others) {
-    std::vector<dwarf::CfiFunction> part = other.get();
-    out.insert(out.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  unsigned launched = 1;  // shares [0, launched) have a thread, this one's the first
+  try {
+    for (; launched < threads; ++launched)
+      others.push_back(
+          std::async(std::launch::async, share, bound(launched), bound(launched + 1)));
+  } catch (const std::system_error&) {
+    // No thread to be had (a process at its limit): this one does the shares left.
   }
+  std::vector<dwarf::CfiFunction> out = share(0, bound(1));
+  auto append = [&out](std::vector<dwarf::CfiFunction> part) {
+    out.insert(out.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  };
+  for (auto& other : others) append(other.get());
+  append(share(bound(launched), count));
   return out;
 }
 
