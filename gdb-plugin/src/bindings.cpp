@@ -9,6 +9,7 @@
 #include "frame_engine.h"
 #include "gdb_registers.h"
 #include "pending_frame.h"
+#include "prepared_modules.h"
 #include "python_memory.h"
 #include "side_file_bindings.h"
 #include "trace_table.h"
@@ -43,12 +44,16 @@ std::optional<std::string> error_text(Module& m) {
 std::shared_ptr<Module> load_module(const std::string& path, uint64_t bias,
                                     const std::vector<std::string>& debug_files) {
   std::vector<unwind::Mapping> mappings;
-  if (auto file = elf::ElfFile::open(path)) {
+  if (auto file = elf::ElfFile::map(path)) {
     for (const elf::Segment& seg : file->segments())
       if (seg.type == elf::kSegmentLoad)
         mappings.push_back({seg.vaddr + bias, seg.vaddr + seg.memsz + bias, seg.offset});
   }
-  auto module = std::make_shared<Module>(path, path, std::move(mappings));
+  auto module = take_prepared(path);
+  if (module)
+    module->set_mappings(std::move(mappings));
+  else
+    module = std::make_shared<Module>(path, path, std::move(mappings));
   module->set_bias(bias);
   for (const auto& d : debug_files) module->add_debug_file(d);
   return module;
@@ -71,7 +76,7 @@ RegisterSet registers_from(Arch arch, const FrameValues& values) {
 // The link-time addresses the Python side needs to work out a load bias.
 py::dict link_addresses(const std::string& path) {
   py::dict out;
-  auto file = elf::ElfFile::open(path);
+  auto file = elf::ElfFile::map(path);
   if (!file) return out;
   out["entry"] = file->entry();
   out["type"] = file->type();
@@ -215,6 +220,9 @@ PYBIND11_MODULE(_unwindkit, m) {
         "What a lookup says of an address in no loaded file.");
   m.def("link_addresses", &link_addresses, py::arg("path"),
         "{'entry', 'type', '.text'} of an ELF file at link time; {} if unreadable.");
+  m.def("prepare_module", &prepare_module, py::arg("path"),
+        "Starts the strict checks of a file's SFrame (and an index of its functions) on a "
+        "thread of their own; load_module() of that path then takes them. Never raises.");
   m.def("load_module", &load_module, py::arg("path"), py::arg("bias"),
         py::arg("debug_files") = std::vector<std::string>{},
         "Loads a file's tables at a load bias; never raises (see Module.error).");

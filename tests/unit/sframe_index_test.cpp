@@ -124,26 +124,45 @@ TEST(SFrameIndex, SameErrorsAsDecode) {
   }
 }
 
-// function_ranges (the entry point's reader): decode()'s functions, and decode()'s Error for
-// every truncation of every vector.
-TEST(SFrameFunctionRanges, DecodesFunctionsAndFailsAsDecode) {
+// function_ranges reads the FDE records alone: on every cut of every vector it either gives
+// the extents decode() gives for the whole vector (whatever happened to the rows), or fails
+// with the Error decode() fails with on that cut; wherever decode() succeeds, it does too;
+// and with every row overwritten by 0xff bytes it still gives the functions decode() cannot.
+TEST(SFrameFunctionRanges, ReadsTheFunctionRecordsAsDecode) {
   for (const auto& v : test::load_sframe_vectors()) {
     SCOPED_TRACE(v.name);
+    auto whole = sframe::decode(v.content, v.section_base);
+    ASSERT_TRUE(whole);
     for (size_t n = 0; n <= v.content.size(); ++n) {
       const Bytes cut(v.content.data(), n);
       auto section = sframe::decode(cut, v.section_base);
       auto ranges = sframe::function_ranges(cut, v.section_base);
-      ASSERT_EQ(bool(section), bool(ranges)) << n;
-      if (!section) {
+      if (section) {
+        ASSERT_TRUE(ranges) << n;
+      }
+      if (!ranges) {
+        ASSERT_FALSE(section) << n;
         EXPECT_EQ(ranges.error(), section.error()) << n;
         continue;
       }
-      ASSERT_EQ(ranges->size(), section->fdes.size());
+      ASSERT_EQ(ranges->size(), whole->fdes.size()) << n;
       for (size_t i = 0; i < ranges->size(); ++i) {
-        EXPECT_EQ((*ranges)[i].start, section->fdes[i].func_start);
-        EXPECT_EQ((*ranges)[i].end, section->fdes[i].func_end());
+        EXPECT_EQ((*ranges)[i].start, whole->fdes[i].func_start) << n;
+        EXPECT_EQ((*ranges)[i].end, whole->fdes[i].func_end()) << n;
       }
     }
+    // Rows that cannot be read: decode() fails, the extents are still there.
+    std::vector<uint8_t> damaged(v.content.begin(), v.content.end());
+    const uint64_t fres = whole->header.fre_subsection();
+    std::fill(damaged.begin() + static_cast<std::ptrdiff_t>(fres),
+              damaged.begin() + static_cast<std::ptrdiff_t>(fres + whole->header.fre_len), 0xff);
+    if (whole->header.num_fres == 0) continue;
+    EXPECT_FALSE(sframe::decode(damaged, v.section_base));
+    auto ranges = sframe::function_ranges(damaged, v.section_base);
+    ASSERT_TRUE(ranges) << ranges.error().to_string();
+    ASSERT_EQ(ranges->size(), whole->fdes.size());
+    for (size_t i = 0; i < ranges->size(); ++i)
+      EXPECT_EQ((*ranges)[i].start, whole->fdes[i].func_start);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "sframe_builder.h"
@@ -217,6 +218,37 @@ TEST(SFrameValidate, CollectsEveryProblem) {
   EXPECT_TRUE(has(p, 3, "sfp_flags")) << all(p);
   EXPECT_TRUE(has(p, 75, "fde[0].fre[2].start")) << all(p);
   EXPECT_TRUE(has(p, 80, "fde[1].fre[0].info")) << all(p);
+}
+
+}  // namespace
+
+namespace {
+
+// A section large enough to be checked in shares on several threads: its problems must be
+// the ones put into it, each once, in FDE order, wherever the shares' bounds fall. A start
+// that is not above the previous one is put at every bound a machine of 2 to 8 threads
+// could draw (count * k / shares), so each share's first function is checked against the
+// one before it, which another share read.
+TEST(SFrameValidate, LargeSectionsProblemsInFunctionOrder) {
+  constexpr size_t kCount = 140000;
+  SectionSpec spec;
+  spec.fdes.reserve(kCount);
+  for (size_t i = 0; i < kCount; ++i)
+    spec.fdes.push_back(FdeSpec{static_cast<int64_t>(0x1000 + 0x10 * i), 0x10, 0, 0, 0,
+                                {{0, fre_info(true, 1), {8}}}});
+  std::set<size_t> bounds;
+  for (size_t shares = 2; shares <= 8; ++shares)
+    for (size_t k = 1; k < shares; ++k) bounds.insert(kCount * k / shares);
+  for (size_t b : bounds) spec.fdes[b].start = spec.fdes[b - 1].start;
+  const auto bytes = test::build_sframe(spec);
+  const auto problems = sframe::validate(bytes, 0);
+  ASSERT_EQ(problems.size(), bounds.size());
+  size_t k = 0;
+  for (size_t b : bounds) {
+    EXPECT_EQ(problems[k].offset, 28 + 20 * b) << b;  // v2: header 28 bytes, FDEs 20
+    EXPECT_EQ(problems[k].field, "fde[" + std::to_string(b) + "].start") << b;
+    ++k;
+  }
 }
 
 }  // namespace

@@ -38,13 +38,23 @@ Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_
   auto layout = detail::read_layout(bytes, format);
   if (!layout) return tl::unexpected(layout.error());
   const Header& h = layout->header;
+  const VersionLayout& v = version_layout(h);
   std::vector<AddressRange> out;
   out.reserve(h.num_fdes);
-  auto walked = detail::for_each_function(*layout, section_address, format,
-                                          [&](size_t, const Fde& fde, const auto&, const auto&) {
-                                            out.push_back({fde.func_start, fde.func_end()});
-                                          });
-  if (!walked) return tl::unexpected(walked.error());
+  // read_layout() has checked that every index entry lies inside the section, so no read
+  // below fails; the start and size are where read_fde() reads them (the rest of a v3
+  // function's record lies among its rows, unread here).
+  const ByteReader& r = layout->section;
+  for (size_t i = 0; i < h.num_fdes; ++i) {
+    const uint64_t at = h.fde_subsection() + i * uint64_t{v.entry_size};
+    auto start = r.sint_at(static_cast<size_t>(at), v.start_width, "start");
+    auto size = r.uint_at(static_cast<size_t>(at + v.size_at), 4, "size");
+    if (!start) return tl::unexpected(start.error());
+    if (!size) return tl::unexpected(size.error());
+    const uint64_t func_start =
+        section_address + (h.pcrel() ? at : 0) + static_cast<uint64_t>(*start);
+    out.push_back({func_start, func_start + *size});
+  }
   return out;
 }
 

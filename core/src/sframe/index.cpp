@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "read.h"
+#include "unwindkit/sframe/sframe.h"
 #include "row_memo.h"
 
 namespace unwindkit::sframe {
@@ -192,6 +193,19 @@ Result<Index> Index::build(Bytes bytes, uint64_t section_address, Format format)
       });
   if (!walked) return tl::unexpected(walked.error());
   table.finish();
+  return index;
+}
+
+Result<Index> Index::build_functions(Bytes bytes, uint64_t section_address, Format format) {
+  auto layout = detail::read_layout(bytes, format);
+  if (!layout) return tl::unexpected(layout.error());
+  auto functions = function_ranges(bytes, section_address, format);
+  if (!functions) return tl::unexpected(functions.error());
+  Index index(bytes, layout->section.endian(), layout->header, section_address);
+  index.starts_.reserve(functions->size());
+  for (const AddressRange& fn : *functions) index.starts_.push_back(fn.start);
+  // Unread: rows are then chosen as a binary search over them would (the rule for any order).
+  index.rows_ascending_ = false;
   return index;
 }
 

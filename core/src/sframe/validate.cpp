@@ -4,7 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <future>
 #include <optional>
+#include <system_error>
+#include <thread>
 
 #include "read.h"
 #include "unwindkit/sframe/row.h"
@@ -14,23 +18,83 @@ namespace unwindkit::sframe {
 
 namespace {
 
+// Below this many functions one thread checks them all: starting threads would cost more.
+constexpr size_t kFunctionsPerShare = 16384;
+constexpr unsigned kMaxShares = 8;
+
 class Checker {
  public:
   Checker(Bytes bytes, uint64_t address, const std::vector<AddressRange>& text, Format format)
       : bytes_(bytes), address_(address), text_(text), format_(format) {}
 
-  std::vector<Error> run() {
+  // The header's checks; false when no function can be located (nothing else is checked).
+  bool check_header() {
     auto endian = detail::section_endian(bytes_, format_);
-    if (!endian) return {endian.error()};
+    if (!endian) return problems_.push_back(endian.error()), false;
     const ByteReader r(bytes_, *endian, format_info(format_).section_name);
     auto header = detail::read_header(r, format_);
-    if (!header) return {header.error()};
+    if (!header) return problems_.push_back(header.error()), false;
     section_.header = *header;
     section_.endian = *endian;
     section_.address = address_;
-    if (!check_header(*endian)) return std::move(problems_);
-    check_functions(r);
-    return std::move(problems_);
+    if (!check_header(*endian)) return false;
+    auto fres = r.sub(static_cast<size_t>(header->fre_subsection()), header->fre_len,
+                      header->info().header.freoff.name);
+    if (!fres) return problems_.push_back(fres.error()), false;
+    return true;
+  }
+
+  uint32_t function_count() const { return section_.header.num_fdes; }
+
+  // Functions [begin, end)'s checks (after check_header() passed); returns how many rows
+  // their FDEs say they hold.
+  uint64_t check_functions(size_t begin, size_t end) {
+    const Header& h = section_.header;
+    const ByteReader r(bytes_, section_.endian, format_info(format_).section_name);
+    const ByteReader fres = *r.sub(static_cast<size_t>(h.fre_subsection()), h.fre_len,
+                                   h.info().header.freoff.name);
+    uint64_t total_fres = 0;
+    // Of the last FDE read: for a share that starts past the first, the last one before it
+    // that reads.
+    std::optional<uint64_t> previous_start;
+    for (size_t i = begin; i-- > 0;)
+      if (auto fde = detail::read_fde(r, fres, h, i, address_)) {
+        previous_start = fde->func_start;
+        break;
+      }
+    // The model holds one function at a time, the one being checked: no check looks back
+    // further, and a large section costs no memory.
+    Fde& current = section_.fdes.emplace_back();
+    for (size_t i = begin; i < end; ++i) {
+      auto fde = detail::read_fde(r, fres, h, i, address_);
+      if (!fde) {
+        problems_.push_back(fde.error());
+        continue;
+      }
+      total_fres += fde->num_fres;
+      check_fde(*fde, i, previous_start);
+      previous_start = fde->func_start;
+      std::vector<Fre> rows = std::move(current.fres);  // its capacity, for this function's
+      rows.clear();
+      current = std::move(*fde);
+      current.fres = std::move(rows);
+      section_.words.clear();
+      check_fres(fres, i);
+    }
+    return total_fres;
+  }
+
+  void check_row_count(uint64_t total_fres) {
+    const Header& h = section_.header;
+    if (total_fres != h.num_fres)
+      problem(h.info().header.num_fres.at, h.info().header.num_fres.name,
+              fmt::format("header says {} FREs, the FDEs hold {}", h.num_fres, total_fres));
+  }
+
+  std::vector<Error> take_problems() {
+    std::vector<Error> out = std::move(problems_);
+    problems_.clear();
+    return out;
   }
 
  private:
@@ -99,40 +163,6 @@ class Checker {
               fmt::format("FRE sub-section [{:#x}, {:#x}) overlaps FDE sub-section [{:#x}, {:#x})",
                           fre_begin, fre_end, fde_begin, fde_end));
     return layout_ok && abi_ok;
-  }
-
-  void check_functions(const ByteReader& r) {
-    const Header& h = section_.header;
-    auto fres =
-        r.sub(static_cast<size_t>(h.fre_subsection()), h.fre_len, h.info().header.freoff.name);
-    if (!fres) {
-      problems_.push_back(fres.error());
-      return;
-    }
-    uint64_t total_fres = 0;
-    std::optional<uint64_t> previous_start;  // of the last FDE read
-    // The model holds one function at a time, the one being checked: no check looks back
-    // further, and a large section costs no memory.
-    Fde& current = section_.fdes.emplace_back();
-    for (size_t i = 0; i < h.num_fdes; ++i) {
-      auto fde = detail::read_fde(r, *fres, h, i, address_);
-      if (!fde) {
-        problems_.push_back(fde.error());
-        continue;
-      }
-      total_fres += fde->num_fres;
-      check_fde(*fde, i, previous_start);
-      previous_start = fde->func_start;
-      std::vector<Fre> rows = std::move(current.fres);  // its capacity, for this function's
-      rows.clear();
-      current = std::move(*fde);
-      current.fres = std::move(rows);
-      section_.words.clear();
-      check_fres(*fres, i);
-    }
-    if (total_fres != h.num_fres)
-      problem(h.info().header.num_fres.at, h.info().header.num_fres.name,
-              fmt::format("header says {} FREs, the FDEs hold {}", h.num_fres, total_fres));
   }
 
   void check_fde(const Fde& fde, size_t i, std::optional<uint64_t> previous_start) {
@@ -221,7 +251,38 @@ class Checker {
 
 std::vector<Error> validate(Bytes bytes, uint64_t section_address,
                             const std::vector<AddressRange>& text, Format format) {
-  return Checker(bytes, section_address, text, format).run();
+  Checker head(bytes, section_address, text, format);
+  if (!head.check_header()) return head.take_problems();
+  std::vector<Error> problems = head.take_problems();
+  // Each function's checks look back one function at most: contiguous shares on as many
+  // threads as the machine has, their problems joined in order (a large section's first
+  // frame waits for this).
+  const size_t count = head.function_count();
+  const size_t shares = std::clamp<size_t>(count / kFunctionsPerShare, 1,
+                                           std::clamp(std::thread::hardware_concurrency(), 1u, kMaxShares));
+  auto bound = [&](size_t k) { return count * k / shares; };
+  std::vector<Checker> checkers(shares, head);
+  std::vector<std::future<uint64_t>> others;
+  for (size_t k = 1; k < shares; ++k) {
+    auto work = [&checkers, k, from = bound(k), to = bound(k + 1)] {
+      return checkers[k].check_functions(from, to);
+    };
+    try {
+      others.push_back(std::async(std::launch::async, work));
+    } catch (const std::system_error&) {  // no thread to be had: this one does it later
+      others.push_back(std::async(std::launch::deferred, work));
+    }
+  }
+  uint64_t total_fres = checkers[0].check_functions(0, bound(1));
+  for (auto& other : others) total_fres += other.get();
+  for (Checker& checker : checkers) {
+    std::vector<Error> found = checker.take_problems();
+    problems.insert(problems.end(), std::make_move_iterator(found.begin()),
+                    std::make_move_iterator(found.end()));
+  }
+  head.check_row_count(total_fres);
+  for (Error& e : head.take_problems()) problems.push_back(std::move(e));
+  return problems;
 }
 
 }  // namespace unwindkit::sframe

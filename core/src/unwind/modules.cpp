@@ -57,10 +57,15 @@ Result<std::shared_ptr<const std::vector<uint8_t>>> read_vdso(const CoreFile& co
 
 Module::Module(std::string path, std::string file, std::vector<Mapping> mappings,
                std::shared_ptr<const std::vector<uint8_t>> image)
-    : path_(std::move(path)), file_(std::move(file)), mappings_(std::move(mappings)),
-      image_(std::move(image)) {
+    : path_(std::move(path)), file_(std::move(file)), image_(std::move(image)) {
+  set_mappings(std::move(mappings));
+}
+
+void Module::set_mappings(std::vector<Mapping> mappings) {
+  mappings_ = std::move(mappings);
   std::sort(mappings_.begin(), mappings_.end(),
             [](const Mapping& a, const Mapping& b) { return a.start < b.start; });
+  start_ = end_ = 0;
   if (!mappings_.empty()) {
     start_ = mappings_.front().start;
     for (const auto& m : mappings_) end_ = std::max(end_, m.end);
@@ -108,7 +113,9 @@ std::optional<Arch> Module::arch() {
   return std::nullopt;
 }
 
-Result<const std::vector<dwarf::CfiTables>*> Module::cfi() {
+Result<const std::vector<dwarf::CfiTables>*> Module::cfi() { return cfi_tables(true); }
+
+Result<const std::vector<dwarf::CfiTables>*> Module::cfi_tables(bool with_debug_files) {
   if (!cfi_) {
     auto f = elf();
     if (!f) {
@@ -116,19 +123,21 @@ Result<const std::vector<dwarf::CfiTables>*> Module::cfi() {
     } else if (auto own = dwarf::CfiTables::open(**f); !own) {
       cfi_ = tl::unexpected(own.error());
     } else {
-      std::vector<dwarf::CfiTables> tables;
-      if (!own->empty()) tables.push_back(std::move(*own));
-      for (const std::string& path : debug_files_) {
-        auto debug = elf::ElfFile::open(path);
-        if (!debug) continue;  // a debug file we cannot read adds nothing
-        debug_elves_.push_back(std::make_unique<elf::ElfFile>(std::move(*debug)));
-        if (auto t = dwarf::CfiTables::open(*debug_elves_.back()); t && !t->empty())
-          tables.push_back(std::move(*t));
-      }
-      cfi_ = std::move(tables);
+      cfi_ = std::vector<dwarf::CfiTables>();
+      if (!own->empty()) (*cfi_)->push_back(std::move(*own));
     }
   }
   if (!*cfi_) return tl::unexpected(cfi_->error());
+  if (with_debug_files && !debug_cfi_opened_) {
+    debug_cfi_opened_ = true;
+    for (const std::string& path : debug_files_) {
+      auto debug = elf::ElfFile::open(path);
+      if (!debug) continue;  // a debug file we cannot read adds nothing
+      debug_elves_.push_back(std::make_unique<elf::ElfFile>(std::move(*debug)));
+      if (auto t = dwarf::CfiTables::open(*debug_elves_.back()); t && !t->empty())
+        (*cfi_)->push_back(std::move(*t));
+    }
+  }
   return &**cfi_;
 }
 
@@ -160,27 +169,68 @@ std::vector<std::pair<uint64_t, uint64_t>> Module::code_ranges() {
   return out;
 }
 
+namespace {
+
+// The strict checks on a thread of their own while the index is built: two independent
+// passes over the same bytes (a large module's first frame waits for both). One thread does
+// both when no other can be started.
+template <class CheckedIndex>
+CheckedIndex check_and_index(const Module::SectionBytes& section,
+                             const std::vector<sframe::AddressRange>& text) {
+  auto check = [&] { return sframe::validate(section.bytes, section.address, text, section.format); };
+  std::future<std::vector<Error>> problems;
+  try {
+    problems = std::async(std::launch::async, check);
+  } catch (const std::system_error&) {
+    problems = std::async(std::launch::deferred, check);
+  }
+  auto index = sframe::Index::build(section.bytes, section.address, section.format);
+  return CheckedIndex{problems.get(), std::move(index)};
+}
+
+}  // namespace
+
+void Module::prepare_sframe() {
+  if (sframe_ || sframe_prepared_.valid() || !elf()) return;
+  const auto section = sframe_section();
+  if (!section || section->bytes.empty()) return;
+  std::vector<sframe::AddressRange> text;
+  for (const auto& [start, end] : code_ranges()) text.push_back({start - bias(), end - bias()});
+  try {
+    // One thread beside the debugger's: the checks, then the functions alone (a prepared
+    // module serves the few frames of a session that waits for nothing else).
+    sframe_prepared_ = std::async(std::launch::async, [section = *section, text = std::move(text)] {
+      auto problems = sframe::validate(section.bytes, section.address, text, section.format);
+      return CheckedIndex{std::move(problems),
+                          sframe::Index::build_functions(section.bytes, section.address,
+                                                         section.format)};
+    });
+  } catch (const std::system_error&) {
+    // No thread to be had: sframe() does the work when asked.
+  }
+}
+
 Result<const sframe::Index*> Module::sframe() {
   if (!sframe_) {
     sframe_ = std::unique_ptr<sframe::Index>();
-    if (auto f = elf(); !f) {
+    std::optional<CheckedIndex> checked;
+    if (sframe_prepared_.valid()) {
+      checked = sframe_prepared_.get();
+    } else if (auto f = elf(); !f) {
       sframe_ = tl::unexpected(f.error());
     } else if (auto section = sframe_section(); section && !section->bytes.empty()) {
       std::vector<sframe::AddressRange> text;
       for (const auto& [start, end] : code_ranges()) text.push_back({start - bias(), end - bias()});
-      // Two independent passes over the same bytes: the strict checks on a thread of their
-      // own while the index is built (a large module's first frame waits for both).
-      auto problems = std::async(std::launch::async, [&] {
-        return sframe::validate(section->bytes, section->address, text, section->format);
-      });
-      auto index = sframe::Index::build(section->bytes, section->address, section->format);
-      sframe_problems_ = problems.get();
-      if (!index)
-        sframe_ = tl::unexpected(index.error());
+      checked = check_and_index<CheckedIndex>(*section, text);
+    }
+    if (checked) {
+      sframe_problems_ = std::move(checked->problems);
+      if (!checked->index)
+        sframe_ = tl::unexpected(checked->index.error());
       else if (!sframe_problems_.empty())
         sframe_ = tl::unexpected(sframe_problems_.front());
       else
-        sframe_ = std::make_unique<sframe::Index>(std::move(*index));
+        sframe_ = std::make_unique<sframe::Index>(std::move(*checked->index));
     }
   }
   return borrow(*sframe_);
@@ -234,13 +284,18 @@ std::optional<UnwindRule> relocate(std::optional<UnwindRule> rule, uint64_t bias
 }  // namespace
 
 Result<std::optional<UnwindRule>> Module::cfi_rule(uint64_t pc) {
-  auto t = cfi();
-  if (!t) return tl::unexpected(t.error());
   const uint64_t b = bias();
-  for (const dwarf::CfiTables& cfi : **t) {
-    auto r = cfi.lookup(pc - b);
-    if (!r) return r;
-    if (*r) return relocate(std::move(*r), b);
+  // The module's own CFI first; its debug files' are opened only for a pc it does not cover
+  // (libc's debug file restates libc's CFI in a compressed .debug_frame: 40 ms to open).
+  size_t searched = 0;
+  for (const bool with_debug_files : {false, true}) {
+    auto t = cfi_tables(with_debug_files);
+    if (!t) return tl::unexpected(t.error());
+    for (; searched < (*t)->size(); ++searched) {
+      auto r = (**t)[searched].lookup(pc - b);
+      if (!r) return r;
+      if (*r) return relocate(std::move(*r), b);
+    }
   }
   return std::optional<UnwindRule>();
 }

@@ -108,8 +108,8 @@ def _remove(path):
 
 
 def _make_detached(path, debug_files, dest):
-    """Makes the whole side file of `path` at `dest` in a process of its own, at a low
-    priority, detached from GDB: it outlives a batch session, which ends long before a
+    """Makes the whole side file of `path` at `dest` in a process of its own, at the lowest
+    priority (SCHED_IDLE), detached from GDB: it outlives a batch session, which ends long before a
     browser-sized module's file is made, and shares nothing with GDB after the fork (no GDB
     code runs in it; it ends with os._exit whatever happens)."""
     pid = os.fork()
@@ -127,7 +127,12 @@ def _make_detached(path, debug_files, dest):
         for fd in (0, 1, 2):  # nobody waits for GDB's pipes to close on this process's account
             os.dup2(null, fd)
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-        os.nice(10)
+        # Only CPU time no one else wants: the GDB session that started it (and its
+        # checks of the same file, on a thread of their own) come first.
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except (AttributeError, OSError):
+            os.nice(10)
         import _unwindkit
         data = _unwindkit.side_file(path, debug_files)[0]
         if data is not None:
@@ -236,6 +241,9 @@ class SideFiles:
             objfile.add_separate_debug_file(stem + _ENTRY_SUFFIX)
         self.background.add(path)
         _make_detached(path, debug_files, side)
+        # After the fork (whose child must not inherit a thread at work): the strict checks
+        # of the file, for its first frame, while GDB goes on loading.
+        _unwindkit.prepare_module(path)
         self.notes[path] = (f"{now}; the whole side file, {side}, is being made for later "
                             "sessions, and the Python unwinder does this file's frames meanwhile")
 

@@ -60,8 +60,9 @@ class ElfFile {
   // Reads the whole file into memory and parses its headers.
   static Result<ElfFile> open(const std::string& path);
   // As open(), but maps the file read-only instead of reading it, so only the pages used are
-  // ever read: for short-lived tools (the CLI) on large files. A file truncated while mapped
-  // faults (SIGBUS) on access, so code living inside a debugger uses open().
+  // ever read: for large files of which a part is used (headers, unwind tables), as the CLI
+  // and the plugins' modules read them. A file truncated while mapped faults (SIGBUS) on
+  // access; open() reads a copy, for files kept whole or rewritten while read.
   static Result<ElfFile> map(const std::string& path);
   // Parses an image already in memory; `name` is used in errors.
   static Result<ElfFile> parse(std::shared_ptr<const std::vector<uint8_t>> image,

@@ -23,8 +23,9 @@ namespace unwindkit::sframe {
 // one (Header::format says which it was), so it dumps, looks up and lowers like one.
 Result<Section> decode(Bytes bytes, uint64_t section_address, Format format = Format::SFrame);
 
-// Each function's [start, end) in FDE order, failing exactly where decode() would: for a
-// caller that needs no rows (decode() keeps them all: ten times the time on a large section).
+// Each function's [start, end) in FDE order, as the function index states them: the header
+// and each function's index entry are read (failing with decode()'s Error where they cannot
+// be), no row and no v3 attribute record. For a caller that needs extents alone.
 Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_address,
                                                   Format format = Format::SFrame);
 

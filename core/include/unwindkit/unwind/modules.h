@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,9 @@ class Module {
   uint64_t end() const { return end_; }
   bool contains(uint64_t pc) const { return pc >= start_ && pc < end_; }
   const std::vector<Mapping>& mappings() const { return mappings_; }
+  // Where the module turned out to be mapped, for a module made before that was known (one
+  // whose tables were prepared ahead: prepare_sframe()).
+  void set_mappings(std::vector<Mapping> mappings);
 
   // Runtime address = ELF virtual address + bias. From the PT_LOAD that holds the lowest
   // mapped file offset; without the ELF file, the lowest mapping's start minus its offset.
@@ -84,6 +88,12 @@ class Module {
   // module's image, which the module keeps.
   Result<const sframe::Index*> sframe();
   const std::vector<Error>& sframe_problems();
+  // Starts what sframe() does on a thread of its own and returns at once; sframe() then waits
+  // for what is left. For a large section whose first frames come soon after, and few (the
+  // GDB plugin starts it when GDB loads such a file, while GDB goes on reading the core):
+  // the strict checks, then an index of the functions alone (Index::build_functions), whose
+  // lookups read rows from the bytes. Does nothing when no thread can be started.
+  void prepare_sframe();
   // Executable PT_LOAD segments, as runtime [start, end): where SFrame functions may lie.
   std::vector<std::pair<uint64_t, uint64_t>> code_ranges();
 
@@ -115,9 +125,19 @@ class Module {
   std::optional<Result<std::unique_ptr<elf::ElfFile>>> elf_;
   // Debug files stay at one address: their CFI tables point into them.
   std::vector<std::unique_ptr<elf::ElfFile>> debug_elves_;
+  // The module's own CFI, then its debug files' once debug_cfi_opened_.
   std::optional<Result<std::vector<dwarf::CfiTables>>> cfi_;
+  bool debug_cfi_opened_ = false;
+  Result<const std::vector<dwarf::CfiTables>*> cfi_tables(bool with_debug_files);
   std::optional<Result<std::unique_ptr<sframe::Index>>> sframe_;
   std::vector<Error> sframe_problems_;
+  struct CheckedIndex {
+    std::vector<Error> problems;
+    Result<sframe::Index> index;
+  };
+  // prepare_sframe()'s work under way. Declared after elf_, so destroyed before it: the
+  // threads read the section inside elf_'s image.
+  std::future<CheckedIndex> sframe_prepared_;
   std::optional<Result<std::unique_ptr<macho::MachOFile>>> macho_;
   std::optional<Result<std::unique_ptr<compact_unwind::SliceTables>>> compact_unwind_;
   std::optional<std::optional<UnwindRule>> entry_point_;  // link-time addresses
