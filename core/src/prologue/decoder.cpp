@@ -105,6 +105,7 @@ Decoder::Decoder(Arch arch, csh handle) : arch_(arch), handle_(handle), insn_(cs
 }
 
 Decoder::~Decoder() {
+  for (cs_insn* insn : pool_) cs_free(insn, 1);
   cs_free(insn_, 1);
   cs_close(&handle_);
 }
@@ -133,21 +134,33 @@ Decoder* Decoder::for_arch(Arch arch) {
 
 Instructions::Instructions(Decoder& d, Bytes code, uint64_t address)
     : d_(d), code_(code), address_(address) {
-  cs_insn* insns = nullptr;
-  const size_t count = cs_disasm(d.handle(), code.data(), code.size(), address, kMaxKept, &insns);
-  size_t decoded = 0;
-  for (size_t i = 0; i < count; ++i) decoded += insns[i].size;
-  // Kept unless the limit cut it short (an undecodable instruction also ends Capstone's list).
-  if (count < kMaxKept || decoded == code.size()) {
-    kept_ = insns;
-    count_ = count;
+  if (!d.pool_taken_) {
+    d.pool_taken_ = pooled_ = true;
+    const uint8_t* p = code.data();
+    size_t left = code.size();
+    uint64_t at = address;
+    while (left > 0 && count_ < kMaxKept) {
+      if (count_ == d.pool_.size()) {
+        cs_insn* insn = cs_malloc(d.handle_);
+        if (insn == nullptr) break;  // then not whole: each walk decodes it
+        d.pool_.push_back(insn);
+      }
+      if (!cs_disasm_iter(d.handle_, &p, &left, &at, d.pool_[count_])) break;
+      ++count_;
+    }
+    // Ended by an instruction that does not decode is whole too: a walk stops there.
+    whole_ = left == 0 || (count_ < kMaxKept && count_ < d.pool_.size());
   } else {
-    cs_free(insns, count);
+    count_ = cs_disasm(d.handle(), code.data(), code.size(), address, kMaxKept, &owned_);
+    size_t decoded = 0;
+    for (size_t i = 0; i < count_; ++i) decoded += owned_[i].size;
+    whole_ = count_ < kMaxKept || decoded == code.size();
   }
 }
 
 Instructions::~Instructions() {
-  if (kept_ != nullptr) cs_free(kept_, count_);
+  if (pooled_) d_.pool_taken_ = false;
+  if (owned_ != nullptr) cs_free(owned_, count_);
 }
 
 Instructions::Walk::Walk(const Instructions& all)
@@ -156,9 +169,9 @@ Instructions::Walk::Walk(const Instructions& all)
 const cs_insn* Instructions::Walk::next(uint64_t& at) {
   at = address_;
   if (left_ == 0) return nullptr;
-  if (all_.kept_ != nullptr) {
+  if (all_.whole_) {
     if (index_ == all_.count_) return nullptr;  // undecodable at `at`
-    const cs_insn* insn = &all_.kept_[index_++];
+    const cs_insn* insn = all_.kept(index_++);
     address_ += insn->size;
     left_ -= insn->size;
     return insn;

@@ -38,6 +38,7 @@ class Decoder {
   }
 
  private:
+  friend class Instructions;
   Decoder(Arch arch, csh handle);
 
   Arch arch_;
@@ -45,6 +46,12 @@ class Decoder {
   cs_insn* insn_;
   std::vector<int16_t> dwarf_;
   std::vector<bool> full_;
+  // Instructions (each with its detail) that one function's Instructions at a time decodes
+  // into, kept from one function to the next: cs_disasm() allocated every instruction's detail
+  // anew, and malloc, free and the kernel's page clearing were a third of a side file's
+  // synthesis. Grows to the longest function kept (kMaxKept instructions at most).
+  std::vector<cs_insn*> pool_;
+  bool pool_taken_ = false;
 };
 
 // A function's instructions in order, for the analyzer's walks over it. Decoded once for all
@@ -80,10 +87,14 @@ class Instructions {
   Walk walk() const { return Walk(*this); }
 
  private:
+  const cs_insn* kept(size_t i) const { return pooled_ ? d_.pool_[i] : &owned_[i]; }
+
   Decoder& d_;
   Bytes code_;
   uint64_t address_;
-  cs_insn* kept_ = nullptr;  // all of them, when not nullptr
+  bool whole_ = false;   // all of them are kept: count_ of them
+  bool pooled_ = false;  // in the decoder's pool, else in owned_ (the pool was taken)
+  cs_insn* owned_ = nullptr;
   size_t count_ = 0;
 };
 
