@@ -4,6 +4,8 @@
 // debuginfod server hands it out), `.debug_frame` made from every SFrame row (with the
 // prologue analyzer's saves) of each function the module's own CFI does not cover, plus the
 // entry point's outermost rule, `.symtab` names, and `.debug_line`/`.debug_info` from `.trace`.
+// LLDB's file states the CFI as `.eh_frame` where the module has none of its own, so that LLDB
+// names those functions itself, as on the module's `.eh_frame` twin.
 // A pure function of the module's bytes.
 #pragma once
 
@@ -20,6 +22,11 @@ namespace unwindkit::debuginfo {
 // What a function known only from SFrame is called.
 enum class FallbackNames : uint8_t {
   // `___lldb_unnamed_symbol_<hex file address>`, the name LLDB gives such a function itself.
+  // Where the module has no `.eh_frame`, the file's CFI is one and LLDB makes these names
+  // itself, lazily, from its FDEs (ObjectFileELF::ParseUnwindSymbols): no `.symtab` entry (a
+  // 1 M-function module's 1 M strings were LLDB's largest cost). Otherwise (LLDB would take
+  // ours over the module's own `.eh_frame`) `.debug_frame` and the names in `.symtab`. The
+  // file also holds an empty DWARF unit (see synthesize.cpp `symbol_file_dwarf`).
   Lldb,
   // No symbol: GDB users expect `?? ()` there.
   None,
