@@ -307,8 +307,8 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
     }
     // LLDB names what it finds only in `.eh_frame` itself; a module's own `.eh_frame` would
     // give way to ours (LLDB keeps the larger of two same-named sections).
-    const bool eh_frame =
-        options.fallback_names == FallbackNames::Lldb && module.section(kEhFrame) == nullptr;
+    const bool eh_frame = options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it &&
+                          module.section(kEhFrame) == nullptr;
     const std::map<uint64_t, std::string> names = function_names(module);
     for (const dwarf::CfiFunction& fn : functions) {
       if (routines.contains(fn.start)) continue;
@@ -330,7 +330,7 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
   if (options.unwind && spec.debug_frame.empty() && spec.debug_sections.empty())
     return out;  // nothing to add
 
-  if (options.fallback_names == FallbackNames::Lldb && spec.debug_sections.empty() &&
+  if (options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it && spec.debug_sections.empty() &&
       module.section(".debug_info") == nullptr && module.section(".debug_abbrev") == nullptr &&
       module.section(".debug_line") == nullptr)
     spec.debug_sections = symbol_file_dwarf(spec.endian);  // (a module's own would win)

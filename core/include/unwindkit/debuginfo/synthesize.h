@@ -21,12 +21,8 @@ namespace unwindkit::debuginfo {
 
 // What a function known only from SFrame is called.
 enum class FallbackNames : uint8_t {
-  // `___lldb_unnamed_symbol_<hex file address>`, the name LLDB gives such a function itself.
-  // Where the module has no `.eh_frame`, the file's CFI is one and LLDB makes these names
-  // itself, lazily, from its FDEs (ObjectFileELF::ParseUnwindSymbols): no `.symtab` entry (a
-  // 1 M-function module's 1 M strings were LLDB's largest cost). Otherwise (LLDB would take
-  // ours over the module's own `.eh_frame`) `.debug_frame` and the names in `.symtab`. The
-  // file also holds an empty DWARF unit (see synthesize.cpp `symbol_file_dwarf`).
+  // `___lldb_unnamed_symbol_<hex file address>`, the name LLDB gives such a function itself
+  // (see SynthesizeOptions::lldb_loads_it).
   Lldb,
   // No symbol: GDB users expect `?? ()` there.
   None,
@@ -43,6 +39,16 @@ struct SynthesizeOptions {
   // synthesize while a person waits, whose other frames a plugin's own unwinder does
   // meanwhile (the GDB plugin's first session of such a module).
   bool entry_point_only = false;
+  // LLDB's names only: LLDB reads the file as it makes the module (its debuginfod client).
+  // Then, where the module has no `.eh_frame`, the file's CFI is one, and LLDB makes the
+  // names itself, lazily, from its FDEs (ObjectFileELF::ParseUnwindSymbols) as on the module's
+  // `.eh_frame` twin: no `.symtab` entry (a 1 M-function module's 1 M strings were LLDB's
+  // largest cost). The file also holds an empty DWARF unit (synthesize.cpp
+  // `symbol_file_dwarf`). false: a file added to a module LLDB already made (`target symbols
+  // add`), whose symbol table LLDB does not make again from a new `.eh_frame`: `.debug_frame`
+  // and the names in `.symtab`, as where the module has an `.eh_frame` of its own (which LLDB
+  // would give up for ours).
+  bool lldb_loads_it = true;
 };
 
 struct DebugFile {
