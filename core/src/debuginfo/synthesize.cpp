@@ -51,8 +51,8 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> symbol_file_dwarf(Endi
   };
   constexpr uint16_t kVersion = 4;
   constexpr uint8_t kAbbrevCode = 1;  // ULEB128, as is DW_TAG_compile_unit (0x11)
-  std::vector<uint8_t> abbrev{kAbbrevCode, DW_TAG_compile_unit, DW_CHILDREN_no, 0, 0 /* no attributes */,
-                              0 /* end of the table */};
+  std::vector<uint8_t> abbrev{kAbbrevCode, DW_TAG_compile_unit, DW_CHILDREN_no,
+                              0, 0 /* no attributes */, 0 /* end of the table */};
   std::vector<uint8_t> info;
   put(info, 2 + 4 + 1 + 1, 4);  // unit_length: version, debug_abbrev_offset, address_size, the DIE
   put(info, kVersion, 2);
@@ -69,7 +69,9 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> symbol_file_dwarf(Endi
   put(line, kVersion, 2);
   put(line, line_header.size(), 4);  // header_length
   line.insert(line.end(), line_header.begin(), line_header.end());
-  return {{".debug_abbrev", std::move(abbrev)}, {".debug_info", std::move(info)}, {".debug_line", std::move(line)}};
+  return {{".debug_abbrev", std::move(abbrev)},
+          {".debug_info", std::move(info)},
+          {".debug_line", std::move(line)}};
 }
 
 // The module's allocated sections, as placeholders: debuggers map a symbol file's symbols onto
@@ -330,10 +332,13 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
   if (options.unwind && spec.debug_frame.empty() && spec.debug_sections.empty())
     return out;  // nothing to add
 
-  if (options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it && spec.debug_sections.empty() &&
-      module.section(".debug_info") == nullptr && module.section(".debug_abbrev") == nullptr &&
-      module.section(".debug_line") == nullptr)
-    spec.debug_sections = symbol_file_dwarf(spec.endian);  // (a module's own would win)
+  // (A module's own DWARF would win over ours: LLDB keeps the larger section.)
+  const bool own_dwarf = module.section(".debug_info") != nullptr ||
+                         module.section(".debug_abbrev") != nullptr ||
+                         module.section(".debug_line") != nullptr;
+  if (options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it &&
+      spec.debug_sections.empty() && !own_dwarf)
+    spec.debug_sections = symbol_file_dwarf(spec.endian);
   for (auto& [start, symbol] : routines) spec.functions.push_back(std::move(symbol));
   if (spec.functions.empty()) spec.functions.push_back({kNoFunctionsMarker, 0, 0});
   out.bytes = elf::write_side_file(spec);
