@@ -351,6 +351,33 @@ TEST_F(SynthesizeTest, LldbFileHasAnEmptyDwarfUnit) {
   EXPECT_EQ(run("readelf -SW " + write(plain->bytes, "plain-dwarf").string()).find(".debug_info"), std::string::npos);
 }
 
+// A file added to a module LLDB has already made (`target symbols add`) keeps `.debug_frame`
+// and LLDB's names in `.symtab`, and no DWARF: LLDB does not make that module's symbols again
+// from a new `.eh_frame`.
+TEST_F(SynthesizeTest, FileAddedLaterNamesFunctionsItself) {
+  auto intact = elf::ElfFile::open(fixture("intact/prog").string());
+  auto stripped = elf::ElfFile::open(fixture("stripped/prog").string());
+  ASSERT_TRUE(intact && stripped);
+  auto symbols_of_intact = intact->symbols();
+  ASSERT_TRUE(symbols_of_intact);
+  uint64_t main_sym = 0;
+  for (const auto& s : *symbols_of_intact)
+    if (s.name == "main") main_sym = s.value;
+  ASSERT_NE(main_sym, 0u);
+  debuginfo::SynthesizeOptions later;
+  later.lldb_loads_it = false;
+  auto made = debuginfo::synthesize(*stripped, later);
+  ASSERT_TRUE(made && !made->bytes.empty());
+  const std::string path = write(made->bytes, "later").string();
+  char want[64];
+  std::snprintf(want, sizeof want, "___lldb_unnamed_symbol_%llx", static_cast<unsigned long long>(main_sym));
+  EXPECT_NE(run("readelf -sW " + path).find(want), std::string::npos);
+  const std::string sections = run("readelf -SW " + path);
+  EXPECT_NE(sections.find(" .debug_frame "), std::string::npos) << sections;
+  EXPECT_EQ(sections.find(" .eh_frame "), std::string::npos) << sections;
+  EXPECT_EQ(sections.find(".debug_info"), std::string::npos) << sections;
+}
+
 // A section failing the strict checks gives no CFI at all, and says where it is wrong.
 TEST_F(SynthesizeTest, CorruptSFrameGivesNothing) {
   auto bytes = test::read_file(fixture("stripped/prog"));
