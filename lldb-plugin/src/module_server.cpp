@@ -203,25 +203,41 @@ void ModuleServer::attach(lldb::SBDebugger debugger) {
 void ModuleServer::on_log(const char* text, void* baton) {
   if (text == nullptr) return;
   auto* self = static_cast<ModuleServer*>(baton);
-  std::lock_guard lock(self->mutex_);
-  for (const std::string& path : quoted_paths(text))
-    if (self->named_.insert(path).second) self->index(path);
+  std::vector<server::IndexedModule> modules;
+  {
+    std::lock_guard lock(self->mutex_);
+    for (const std::string& path : quoted_paths(text))
+      if (self->named_.insert(path).second)
+        if (auto module = self->index(path)) modules.push_back(std::move(*module));
+  }
+  for (const server::IndexedModule& module : modules) self->hand_over(module);
 }
 
-void ModuleServer::index(const std::string& path) {
+std::optional<server::IndexedModule> ModuleServer::index(const std::string& path) {
   const std::optional<std::string> build_id = table_build_id(path);
-  if (!build_id) return;
+  if (!build_id) return std::nullopt;
   std::vector<std::string> notes;  // files that are no modules: nothing to report
   index_.add_file(path, notes);
   const server::IndexedModule* module = index_.find(*build_id);
-  if (module == nullptr || module->path != path || !enabled_ || paused_ > 0) return;
-  // A file made for this content before, in any session, is put where LLDB's download cache
-  // looks before it asks a server: LLDB opens it where it lies instead of fetching it (a side
-  // file of a 1,000,000-function module is 100 MB: 0.8 s over HTTP). A link, not a copy. Were
-  // LLDB to name its cache files otherwise, it would ask the server as before.
-  const std::optional<std::filesystem::path> kept = cache_.stored(*module, debuginfo::FallbackNames::Lldb);
+  if (module == nullptr || module->path != path || !enabled_ || paused_ > 0) return std::nullopt;
+  return *module;
+}
+
+void ModuleServer::hand_over(const server::IndexedModule& module) {
+  // The file is put where LLDB's download cache looks before it asks a server: LLDB opens it
+  // where it lies instead of fetching it (a side file of a 1,000,000-function module is tens
+  // of MB: most of a second over HTTP, then written again into LLDB's cache). A link to the
+  // kept file, not a copy. LLDB waits for its module's debug file either way, so a file no
+  // session made yet is made here, on LLDB's loading thread, as the request would have made
+  // it. Were LLDB to name its cache files otherwise, it would ask the server as before.
+  std::optional<std::filesystem::path> kept = cache_.stored(module, debuginfo::FallbackNames::Lldb);
+  if (!kept) {
+    server::CacheSource source = server::CacheSource::Made;
+    cache_.get(module, source, debuginfo::FallbackNames::Lldb);
+    kept = cache_.stored(module, debuginfo::FallbackNames::Lldb);  // none: nothing to add
+  }
   if (!kept) return;
-  const std::filesystem::path link = client_cache_ / (kClientCachePrefix + *build_id);
+  const std::filesystem::path link = client_cache_ / (kClientCachePrefix + module.build_id);
   std::error_code ec;
   if (std::filesystem::exists(link, ec)) return;
   std::filesystem::create_hard_link(*kept, link, ec);

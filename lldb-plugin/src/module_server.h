@@ -70,9 +70,12 @@ class ModuleServer {
   ModuleServer(std::filesystem::path client_cache);
   bool start();
   static void on_log(const char* text, void* baton);
-  // Indexes a file LLDB named, when it has tables to restate, and hands LLDB the file kept for
-  // it, if any (under mutex_).
-  void index(const std::string& path);
+  // Indexes a file LLDB named, when it has tables to restate (under mutex_); the module to
+  // hand LLDB a file for, if any.
+  std::optional<server::IndexedModule> index(const std::string& path);
+  // Puts the file for `module`, made now if no session made it before, where LLDB's download
+  // cache looks before it asks a server.
+  void hand_over(const server::IndexedModule& module);
   std::optional<server::IndexedModule> find(std::string_view build_id);
 
   std::filesystem::path client_cache_;

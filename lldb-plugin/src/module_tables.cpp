@@ -112,7 +112,8 @@ Result<std::filesystem::path> side_file_for(const ModuleTables& tables,
   if (std::filesystem::exists(path)) return path;  // keyed by build-id: same module, same file
   auto module = elf::ElfFile::open(tables.path);
   if (!module) return tl::unexpected(module.error());
-  auto file = debuginfo::synthesize(*module, {debuginfo::FallbackNames::Lldb, with_unwind});
+  // Added to a module LLDB has made: see SynthesizeOptions::lldb_loads_it.
+  auto file = debuginfo::synthesize(*module, {debuginfo::FallbackNames::Lldb, with_unwind, false, false});
   if (!file) return tl::unexpected(file.error());
   if (file->bytes.empty()) return fail("side file", 0, tables.path, "nothing to add");
   return write_file(path, file->bytes);

@@ -6,8 +6,11 @@ with .sframe kept, and crashed to cores; see truth/) and the shared fixtures, a 
 a free port over the stripped build's folder and its core. Then:
 - elfutils' `debuginfod-find debuginfo ID` fetches a file that readelf reads, that has
   `.debug_frame` and the program's build-id, and no `___lldb_unnamed_symbol_` names (GDB's
-  convention, told by libdebuginfod's User-Agent), which a request without one (as LLDB 22
-  sends) gets; `executable` gives the indexed file byte for byte;
+  convention, told by libdebuginfod's User-Agent); a request without one (as LLDB 22 sends)
+  gets the CFI as `.eh_frame` (the stripped copy has none of its own) and no such names either,
+  since LLDB names a function it finds only in `.eh_frame` that way itself (test_lldb_same_bt
+  holds LLDB's names to LLDB's own on the `.eh_frame` twin); `executable` gives the indexed
+  file byte for byte;
   unknown build-ids get 404; malformed ids and traversal attempts get 400/404;
 - GDB (gdb, or gdb-multiarch for AArch64) with `set debuginfod enabled on` and
   DEBUGINFOD_URLS on the stripped core gives every frame's PC of GDB on the intact copy's core
@@ -116,16 +119,21 @@ def check_protocol(server, exe, work):
         problems.append(f"the fetched .debug_frame has {frames.count(' FDE ')} FDEs")
     # Names as each client's debugger gives them: libdebuginfod (GDB's, `User-Agent:
     # elfutils/...`) gets none for functions known only from SFrame (GDB prints `?? ()`); a
-    # request without a User-Agent, as LLDB 22 sends it, gets `___lldb_unnamed_symbol_ADDR`.
+    # request without a User-Agent, as LLDB 22 sends it, gets the CFI as `.eh_frame`, from
+    # which LLDB makes `___lldb_unnamed_symbol_ADDR` itself.
     if lldb_names(path):
         problems.append(f"libdebuginfod's request got LLDB's names: {lldb_names(path)[:3]}")
     status, body = server.get(f"/buildid/{bid}/debuginfo")
     as_lldb = os.path.join(work, "as-lldb.debug")
     with open(as_lldb, "wb") as f:
         f.write(body)
-    if status != 200 or not lldb_names(as_lldb):
-        problems.append(f"a request without User-Agent (LLDB's) got {status} and no "
-                        "___lldb_unnamed_symbol names")
+    lldb_frames = truth.run(["readelf", "--debug-dump=frames", as_lldb]).stdout
+    if status != 200 or "Contents of the .eh_frame section" not in lldb_frames \
+            or lldb_frames.count(" FDE ") < 3:
+        problems.append(f"a request without User-Agent (LLDB's) got {status} and "
+                        f"{lldb_frames.count(' FDE ')} .eh_frame FDEs")
+    if lldb_names(as_lldb):
+        problems.append(f"LLDB's file names what LLDB names itself: {lldb_names(as_lldb)[:3]}")
     p = truth.run([find, "executable", bid], env=env, check=False)
     with open(exe, "rb") as a, open(p.stdout.strip() or os.devnull, "rb") as b:
         if p.returncode != 0 or a.read() != b.read():

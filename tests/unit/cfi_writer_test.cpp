@@ -62,8 +62,10 @@ std::vector<dwarf::CfiFunction> functions() {
   };
 }
 
-class CfiWriterTest : public ::testing::Test {
+// The same functions as `.debug_frame` (false) and as a symbol file's `.eh_frame` (true).
+class CfiWriterTest : public ::testing::TestWithParam<bool> {
  protected:
+  bool eh() const { return GetParam(); }
   void SetUp() override {
     auto fns = functions();
     elf::SideFileSpec spec;
@@ -71,10 +73,12 @@ class CfiWriterTest : public ::testing::Test {
     spec.type = 3;      // ET_DYN
     spec.build_id = std::vector<uint8_t>(20, 0xab);  // readelf wants a full-size build-id
     spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, 0x1000, 0x110, 16}};
-    spec.debug_frame = dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8});
+    const dwarf::CfiWriterOptions options{Arch::X86_64, Endian::Little, 8};
+    spec.debug_frame = eh() ? dwarf::write_eh_frame(fns, options) : dwarf::write_debug_frame(fns, options);
+    if (eh()) spec.cfi_section = ".eh_frame";
     auto bytes = elf::write_side_file(spec);
     path_ = std::filesystem::temp_directory_path() /
-            ("unwindkit-cfi-writer-" + std::to_string(::getpid()) + ".debug");
+            ("unwindkit-cfi-writer-" + std::to_string(::getpid()) + (eh() ? "-eh" : "") + ".debug");
     std::ofstream(path_, std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   }
@@ -82,8 +86,29 @@ class CfiWriterTest : public ::testing::Test {
   std::filesystem::path path_;
 };
 
+INSTANTIATE_TEST_SUITE_P(Sections, CfiWriterTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "EhFrame" : "DebugFrame"; });
+
+// The section's own header fields, as readelf reads them: `.eh_frame`'s CIE has id 0,
+// version 1, augmentation "zR" with DW_EH_PE_udata4 (03) addresses.
+TEST_P(CfiWriterTest, ReadelfReadsTheHeaders) {
+  std::string out = run("readelf --debug-dump=frames " + path_.string() + " 2>&1");
+  ASSERT_EQ(out.find("Warning"), std::string::npos) << out;
+  if (eh()) {
+    EXPECT_NE(out.find("Contents of the .eh_frame section"), std::string::npos) << out;
+    EXPECT_NE(out.find(" 00000000 CIE\n  Version:               1\n  Augmentation:          \"zR\"\n"),
+              std::string::npos) << out;
+    EXPECT_NE(out.find("  Augmentation data:     03\n"), std::string::npos) << out;
+  } else {
+    EXPECT_NE(out.find("Contents of the .debug_frame section"), std::string::npos) << out;
+    EXPECT_NE(out.find(" ffffffff CIE\n  Version:               3\n  Augmentation:          \"\"\n"),
+              std::string::npos) << out;
+  }
+  EXPECT_NE(out.find("FDE cie=00000000 pc=0000000000001100..0000000000001110"), std::string::npos) << out;
+}
+
 // readelf's interpretation (--debug-dump=frames-interp): one table per FDE.
-TEST_F(CfiWriterTest, ReadelfInterpretsTheRulesGiven) {
+TEST_P(CfiWriterTest, ReadelfInterpretsTheRulesGiven) {
   std::string out = run("readelf --debug-dump=frames-interp " + path_.string() + " 2>&1");
   ASSERT_EQ(out.find("Warning"), std::string::npos) << out;
   ASSERT_EQ(out.find("rror"), std::string::npos) << out;
@@ -115,8 +140,9 @@ TEST_F(CfiWriterTest, ReadelfInterpretsTheRulesGiven) {
 
 // llvm-dwarfdump's interpretation spells out the expressions readelf's table shows as "exp":
 // function 3's second row must be exactly the rule given.
-TEST_F(CfiWriterTest, DwarfdumpInterpretsTheRulesGiven) {
-  std::string out = run("llvm-dwarfdump-22 --debug-frame " + path_.string() + " 2>&1");
+TEST_P(CfiWriterTest, DwarfdumpInterpretsTheRulesGiven) {
+  std::string out =
+      run("llvm-dwarfdump-22 " + std::string(eh() ? "--eh-frame " : "--debug-frame ") + path_.string() + " 2>&1");
   ASSERT_EQ(out.find("error"), std::string::npos) << out;
   const char* expected[] = {
       "0x1000: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",

@@ -133,15 +133,28 @@ class SynthesizeTest : public ::testing::Test {
     return path.string();
   }
 
-  // Every row of the .debug_frame synthesized for the module without .eh_frame against the
-  // compiler's .eh_frame of the intact build: same CFA, same return address and frame pointer (`fp`)
-  // rules. A dynamic link's every FDE has SFrame too (a static one's libc has none).
+  // Every row of the CFI synthesized for the module without .eh_frame against the compiler's
+  // .eh_frame of the intact build: same CFA, same return address and frame pointer (`fp`)
+  // rules. A dynamic link's every FDE has SFrame too (a static one's libc has none). GDB's file
+  // holds it as .debug_frame, LLDB's as .eh_frame (LLDB names functions from that only).
   void expect_rows_match_eh_frame(const std::string& module_name, const std::string& arch = "x86_64",
                                   const std::string& fp = "rbp", bool every_fde = true) {
+    for (auto names : {debuginfo::FallbackNames::None, debuginfo::FallbackNames::Lldb}) {
+      const bool lldb = names == debuginfo::FallbackNames::Lldb;
+      SCOPED_TRACE(lldb ? "LLDB's file" : "GDB's file");
+      expect_rows_match_eh_frame(module_name, arch, fp, every_fde, names,
+                                 lldb ? "Contents of the .eh_frame section" : "Contents of the .debug_frame section");
+    }
+  }
+  void expect_rows_match_eh_frame(const std::string& module_name, const std::string& arch,
+                                  const std::string& fp, bool every_fde, debuginfo::FallbackNames names,
+                                  const std::string& section_line) {
     const std::string module = fixture("intact/" + module_name, arch).string();
     auto file = elf::ElfFile::open(bare_copy(module_name, arch));
     ASSERT_TRUE(file) << file.error().to_string();
-    auto made = debuginfo::synthesize(*file);
+    debuginfo::SynthesizeOptions options;
+    options.fallback_names = names;
+    auto made = debuginfo::synthesize(*file, options);
     ASSERT_TRUE(made) << made.error().to_string();
     ASSERT_FALSE(made->bytes.empty());
     EXPECT_TRUE(made->left_out.empty());
@@ -151,7 +164,8 @@ class SynthesizeTest : public ::testing::Test {
     EXPECT_FALSE(build_id_line(module).empty());
 
     const std::string ours_text = run("readelf --debug-dump=frames-interp " + out + " 2>&1");
-    ASSERT_NE(ours_text.find("Contents of the .debug_frame section"), std::string::npos) << ours_text;
+    ASSERT_NE(ours_text.find(section_line), std::string::npos) << ours_text;
+    ASSERT_EQ(ours_text.find("Warning"), std::string::npos) << ours_text;
     const std::vector<Fde> ours = parse_frames(ours_text);
     const std::vector<Fde> truth = parse_frames(run("readelf --debug-dump=frames-interp " + module + " 2>&1"));
     ASSERT_FALSE(ours.empty());
@@ -241,25 +255,56 @@ TEST_P(EntryPointTest, EndsTheWalkAsItsOwnCfiDoes) {
     }
 }
 
-// The stripped copy has no .symtab: names come from .dynsym, else LLDB's own convention, or
-// none at all for GDB's `??`.
+// The stripped copy has no .symtab and no .eh_frame: names come from .dynsym; for LLDB, the
+// others come from LLDB itself, which names a function it finds only in .eh_frame
+// `___lldb_unnamed_symbol_<hex>` (so its file has an .eh_frame FDE at `main` and no such
+// symbol); GDB's file names none (GDB's `??`).
 TEST_F(SynthesizeTest, NamesFollowTheChosenConvention) {
   auto intact = elf::ElfFile::open(fixture("intact/prog").string());
   auto stripped = elf::ElfFile::open(fixture("stripped/prog").string());
   ASSERT_TRUE(intact && stripped);
   ASSERT_EQ(stripped->section(".symtab"), nullptr);
+  ASSERT_EQ(stripped->section(".eh_frame"), nullptr);
   auto symbols_of_intact = intact->symbols();
   ASSERT_TRUE(symbols_of_intact);
-  uint64_t main_sym = 0;
+  uint64_t main_sym = 0, main_size = 0;
   for (const auto& s : *symbols_of_intact)
-    if (s.name == "main") main_sym = s.value;
+    if (s.name == "main") main_sym = s.value, main_size = s.size;
   ASSERT_NE(main_sym, 0u);
   auto lldb = debuginfo::synthesize(*stripped);
   ASSERT_TRUE(lldb && !lldb->bytes.empty());
-  std::string symbols = run("readelf -sW " + write(lldb->bytes, "lldb").string());
+  const std::string lldb_path = write(lldb->bytes, "lldb").string();
+  std::string symbols = run("readelf -sW " + lldb_path);
+  EXPECT_EQ(symbols.find("___lldb_unnamed_symbol"), std::string::npos) << symbols;
+  const std::string frames = run("readelf --debug-dump=frames " + lldb_path + " 2>&1");
+  ASSERT_NE(frames.find("Contents of the .eh_frame section"), std::string::npos) << frames;
   char want[64];
+  std::snprintf(want, sizeof want, "pc=%016llx..%016llx", static_cast<unsigned long long>(main_sym),
+                static_cast<unsigned long long>(main_sym + main_size));
+  EXPECT_NE(frames.find(want), std::string::npos) << want << "\n" << frames;
+
+  // A module with an .eh_frame of its own (here one holding only its terminator) keeps
+  // .debug_frame and LLDB's names in .symtab: LLDB would take our .eh_frame for its own.
+  const auto with_eh = std::filesystem::temp_directory_path() /
+                       ("unwindkit-synth-" + std::to_string(::getpid()) + "-with-eh");
+  const auto terminator = std::filesystem::temp_directory_path() /
+                          ("unwindkit-synth-" + std::to_string(::getpid()) + "-terminator");
+  written_.push_back(with_eh);
+  written_.push_back(terminator);
+  std::ofstream(terminator, std::ios::binary).write("\0\0\0\0", 4);
+  run("objcopy --add-section .eh_frame=" + terminator.string() + " " + fixture("stripped/prog").string() +
+      " " + with_eh.string());
+  auto own_eh = elf::ElfFile::open(with_eh.string());
+  ASSERT_TRUE(own_eh);
+  ASSERT_NE(own_eh->section(".eh_frame"), nullptr);
+  auto lldb_debug_frame = debuginfo::synthesize(*own_eh);
+  ASSERT_TRUE(lldb_debug_frame && !lldb_debug_frame->bytes.empty());
+  const std::string debug_frame_path = write(lldb_debug_frame->bytes, "lldb-debug-frame").string();
+  symbols = run("readelf -sW " + debug_frame_path);
   std::snprintf(want, sizeof want, "___lldb_unnamed_symbol_%llx", static_cast<unsigned long long>(main_sym));
   EXPECT_NE(symbols.find(want), std::string::npos) << symbols;
+  EXPECT_NE(run("readelf --debug-dump=frames " + debug_frame_path + " 2>&1").find("Contents of the .debug_frame section"),
+            std::string::npos);
 
   debuginfo::SynthesizeOptions none;
   none.fallback_names = debuginfo::FallbackNames::None;
@@ -274,6 +319,63 @@ TEST_F(SynthesizeTest, NamesFollowTheChosenConvention) {
   ASSERT_TRUE(named);
   symbols = run("readelf -sW " + write(named->bytes, "named").string());
   EXPECT_TRUE(std::regex_search(symbols, std::regex(R"(FUNC +GLOBAL +DEFAULT +\d+ main\n)"))) << symbols;
+}
+
+// LLDB's file carries one empty DWARF 4 unit and an empty line table (so that LLDB reads it
+// through its DWARF plug-in), as llvm-dwarfdump reads them; GDB's carries no DWARF at all.
+TEST_F(SynthesizeTest, LldbFileHasAnEmptyDwarfUnit) {
+  auto stripped = elf::ElfFile::open(fixture("stripped/prog").string());
+  ASSERT_TRUE(stripped);
+  auto lldb = debuginfo::synthesize(*stripped);
+  ASSERT_TRUE(lldb && !lldb->bytes.empty());
+  const std::string path = write(lldb->bytes, "dwarf").string();
+  const std::string info = run("llvm-dwarfdump-22 --debug-info --debug-line " + path + " 2>&1");
+  EXPECT_EQ(info.find("error"), std::string::npos) << info;
+  EXPECT_EQ(info.find("warning"), std::string::npos) << info;
+  EXPECT_NE(info.find("Compile Unit: length = 0x00000008, format = DWARF32, version = 0x0004, "
+                      "abbr_offset = 0x0000, addr_size = 0x08"),
+            std::string::npos)
+      << info;
+  // No attribute and no child follow the unit's DIE.
+  EXPECT_NE(info.find("\n0x0000000b: DW_TAG_compile_unit\n\n.debug_line contents:"), std::string::npos) << info;
+  EXPECT_NE(info.find("version: 4"), std::string::npos) << info;
+  EXPECT_NE(info.find("opcode_base: 1\n"), std::string::npos) << info;
+  EXPECT_EQ(info.find("0x0000000000"), std::string::npos) << info;  // no line table rows
+  const std::string verify = run("llvm-dwarfdump-22 --verify " + path + " 2>&1");
+  EXPECT_NE(verify.find("No errors."), std::string::npos) << verify;
+
+  debuginfo::SynthesizeOptions none;
+  none.fallback_names = debuginfo::FallbackNames::None;
+  auto plain = debuginfo::synthesize(*stripped, none);
+  ASSERT_TRUE(plain && !plain->bytes.empty());
+  EXPECT_EQ(run("readelf -SW " + write(plain->bytes, "plain-dwarf").string()).find(".debug_info"), std::string::npos);
+}
+
+// A file added to a module LLDB has already made (`target symbols add`) keeps `.debug_frame`
+// and LLDB's names in `.symtab`, and no DWARF: LLDB does not make that module's symbols again
+// from a new `.eh_frame`.
+TEST_F(SynthesizeTest, FileAddedLaterNamesFunctionsItself) {
+  auto intact = elf::ElfFile::open(fixture("intact/prog").string());
+  auto stripped = elf::ElfFile::open(fixture("stripped/prog").string());
+  ASSERT_TRUE(intact && stripped);
+  auto symbols_of_intact = intact->symbols();
+  ASSERT_TRUE(symbols_of_intact);
+  uint64_t main_sym = 0;
+  for (const auto& s : *symbols_of_intact)
+    if (s.name == "main") main_sym = s.value;
+  ASSERT_NE(main_sym, 0u);
+  debuginfo::SynthesizeOptions later;
+  later.lldb_loads_it = false;
+  auto made = debuginfo::synthesize(*stripped, later);
+  ASSERT_TRUE(made && !made->bytes.empty());
+  const std::string path = write(made->bytes, "later").string();
+  char want[64];
+  std::snprintf(want, sizeof want, "___lldb_unnamed_symbol_%llx", static_cast<unsigned long long>(main_sym));
+  EXPECT_NE(run("readelf -sW " + path).find(want), std::string::npos);
+  const std::string sections = run("readelf -SW " + path);
+  EXPECT_NE(sections.find(" .debug_frame "), std::string::npos) << sections;
+  EXPECT_EQ(sections.find(" .eh_frame "), std::string::npos) << sections;
+  EXPECT_EQ(sections.find(".debug_info"), std::string::npos) << sections;
 }
 
 // A section failing the strict checks gives no CFI at all, and says where it is wrong.

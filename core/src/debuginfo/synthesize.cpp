@@ -1,6 +1,7 @@
 // The synthesized debug file (see synthesize.h).
 #include "unwindkit/debuginfo/synthesize.h"
 
+#include <dwarf.h>
 #include <elf.h>
 #include <fmt/format.h>
 
@@ -34,6 +35,44 @@ namespace {
 // LLDB refuses a symbol file with no symbols at all ("does not match any existing module"):
 // one absolute marker makes it acceptable without naming any code.
 constexpr const char* kNoFunctionsMarker = "__unwindkit_synthesized";
+
+constexpr const char* kEhFrame = ".eh_frame";
+
+// LLDB reads a symbol file through the first plug-in able to do everything with it
+// (SymbolFile::FindPlugin). Without a line table that is SymbolFileSymtab, whose set-up has
+// the module's whole symbol table built a second time, for the symbol file (on a 1 M-function
+// module as long again as LLDB's own parse of it). DWARF's plug-in can do everything once
+// `.debug_abbrev`, `.debug_info` and `.debug_line` are there: one compile unit with no
+// attributes and a line table with no rows (DWARF 4) make the file DWARF's and name nothing.
+std::vector<std::pair<std::string, std::vector<uint8_t>>> symbol_file_dwarf(Endian endian) {
+  auto put = [endian](std::vector<uint8_t>& out, uint64_t v, unsigned size) {
+    for (unsigned i = 0; i < size; ++i)
+      out.push_back(static_cast<uint8_t>(v >> (endian == Endian::Little ? 8 * i : 8 * (size - 1 - i))));
+  };
+  constexpr uint16_t kVersion = 4;
+  constexpr uint8_t kAbbrevCode = 1;  // ULEB128, as is DW_TAG_compile_unit (0x11)
+  std::vector<uint8_t> abbrev{kAbbrevCode, DW_TAG_compile_unit, DW_CHILDREN_no,
+                              0, 0 /* no attributes */, 0 /* end of the table */};
+  std::vector<uint8_t> info;
+  put(info, 2 + 4 + 1 + 1, 4);  // unit_length: version, debug_abbrev_offset, address_size, the DIE
+  put(info, kVersion, 2);
+  put(info, 0, 4);  // debug_abbrev_offset
+  put(info, 8, 1);  // address_size
+  put(info, kAbbrevCode, 1);
+  // Header fields after header_length: minimum_instruction_length 1,
+  // maximum_operations_per_instruction 1, default_is_stmt 1, line_base 0, line_range 1,
+  // opcode_base 1 (no standard opcodes, so no standard_opcode_lengths), then empty
+  // include_directories and file_names.
+  const std::vector<uint8_t> line_header{1, 1, 1, 0, 1, 1, 0, 0};
+  std::vector<uint8_t> line;
+  put(line, 2 + 4 + line_header.size(), 4);  // unit_length: version, header_length, the header
+  put(line, kVersion, 2);
+  put(line, line_header.size(), 4);  // header_length
+  line.insert(line.end(), line_header.begin(), line_header.end());
+  return {{".debug_abbrev", std::move(abbrev)},
+          {".debug_info", std::move(info)},
+          {".debug_line", std::move(line)}};
+}
 
 // The module's allocated sections, as placeholders: debuggers map a symbol file's symbols onto
 // the module's sections by name and address.
@@ -268,23 +307,38 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
                                         [](const auto& a, const auto& b) { return a.start < b.start; }),
                        std::move(fn));
     }
+    // LLDB names what it finds only in `.eh_frame` itself; a module's own `.eh_frame` would
+    // give way to ours (LLDB keeps the larger of two same-named sections).
+    const bool eh_frame = options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it &&
+                          module.section(kEhFrame) == nullptr;
     const std::map<uint64_t, std::string> names = function_names(module);
     for (const dwarf::CfiFunction& fn : functions) {
       if (routines.contains(fn.start)) continue;
       auto it = names.find(fn.start);
       if (it != names.end())
         spec.functions.push_back({it->second, fn.start, fn.end - fn.start});
-      else if (options.fallback_names == FallbackNames::Lldb)
+      else if (options.fallback_names == FallbackNames::Lldb && !eh_frame)
         spec.functions.push_back(
             {fmt::format("___lldb_unnamed_symbol_{:x}", fn.start), fn.start, fn.end - fn.start});
     }
-    if (!functions.empty())
-      spec.debug_frame = dwarf::write_debug_frame(
-          functions, {sframe ? sframe->arch() : *arch, sframe ? sframe->endian : module.endian(), 8});
+    if (!functions.empty()) {
+      const dwarf::CfiWriterOptions cfi{sframe ? sframe->arch() : *arch,
+                                        sframe ? sframe->endian : module.endian(), 8};
+      spec.debug_frame = eh_frame ? dwarf::write_eh_frame(functions, cfi)
+                                  : dwarf::write_debug_frame(functions, cfi);
+      if (eh_frame) spec.cfi_section = kEhFrame;
+    }
   }
   if (options.unwind && spec.debug_frame.empty() && spec.debug_sections.empty())
     return out;  // nothing to add
 
+  // (A module's own DWARF would win over ours: LLDB keeps the larger section.)
+  const bool own_dwarf = module.section(".debug_info") != nullptr ||
+                         module.section(".debug_abbrev") != nullptr ||
+                         module.section(".debug_line") != nullptr;
+  if (options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it &&
+      spec.debug_sections.empty() && !own_dwarf)
+    spec.debug_sections = symbol_file_dwarf(spec.endian);
   for (auto& [start, symbol] : routines) spec.functions.push_back(std::move(symbol));
   if (spec.functions.empty()) spec.functions.push_back({kNoFunctionsMarker, 0, 0});
   out.bytes = elf::write_side_file(spec);

@@ -4,6 +4,7 @@
 
 #include <dwarf.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -13,6 +14,9 @@ namespace unwindkit::dwarf {
 namespace {
 
 constexpr uint8_t kCieVersion = 3;  // version 3: the return-address column is a ULEB128
+constexpr uint8_t kEhCieVersion = 1;  // .eh_frame's: the return-address column is a byte
+constexpr uint32_t kEhCieId = 0;  // .debug_frame marks a CIE with DW_CIE_ID_32
+constexpr uint64_t kUdata4Limit = uint64_t{1} << 32;
 constexpr uint8_t kLowRegisterLimit = 64;  // DW_CFA_offset packs registers below 64
 constexpr uint8_t kBregDirectLimit = 32;   // DW_OP_breg0..31; above: DW_OP_bregx
 
@@ -233,29 +237,47 @@ void pad_and_close(Out& out, size_t length_field, unsigned address_size) {
   out.patch_u32(length_field, static_cast<uint32_t>(out.size() - length_field - 4));
 }
 
-}  // namespace
-
-std::vector<uint8_t> write_debug_frame(std::span<const CfiFunction> functions,
-                                       const CfiWriterOptions& options) {
+// The CIE and FDEs shared by both sections; `eh` selects .eh_frame's header fields.
+std::vector<uint8_t> write_cfi(std::span<const CfiFunction> functions, const CfiWriterOptions& options,
+                               bool eh) {
   Out out(options.endian);
   RegisterSet names(options.arch);
+  unsigned address_size = options.address_size;
+  if (eh)
+    address_size = std::all_of(functions.begin(), functions.end(),
+                               [](const CfiFunction& fn) { return fn.end <= kUdata4Limit; })
+                       ? 4
+                       : 8;
 
   const size_t cie = out.size();
   out.uint(0, 4);  // length, patched below
-  out.uint(DW_CIE_ID_32, 4);
-  out.u8(kCieVersion);
-  out.u8(0);  // augmentation ""
+  out.uint(eh ? kEhCieId : uint32_t{DW_CIE_ID_32}, 4);
+  out.u8(eh ? kEhCieVersion : kCieVersion);
+  if (eh) {
+    out.u8('z');  // augmentation "zR": its data's length, then the FDE address encoding
+    out.u8('R');
+  }
+  out.u8(0);  // end of the augmentation string
   out.uleb(1);  // code alignment factor
   out.sleb(-static_cast<int64_t>(arch_word_size(options.arch)));  // data alignment factor
-  out.uleb(names.ra_reg());
-  pad_and_close(out, cie, options.address_size);
+  if (eh) {
+    out.u8(static_cast<uint8_t>(names.ra_reg()));
+    out.uleb(1);
+    out.u8(address_size == 4 ? DW_EH_PE_udata4 : DW_EH_PE_udata8);
+  } else {
+    out.uleb(names.ra_reg());
+  }
+  pad_and_close(out, cie, address_size);
 
   for (const CfiFunction& fn : functions) {
     const size_t fde = out.size();
     out.uint(0, 4);  // length
-    out.uint(cie, 4);  // CIE pointer: section offset of the CIE
-    out.uint(fn.start, options.address_size);
-    out.uint(fn.end - fn.start, options.address_size);
+    // CIE pointer: .debug_frame's is the CIE's section offset, .eh_frame's the distance back
+    // from this field to it.
+    out.uint(eh ? out.size() - cie : cie, 4);
+    out.uint(fn.start, address_size);
+    out.uint(fn.end - fn.start, address_size);
+    if (eh) out.uleb(0);  // no augmentation data
     RowWriter rows(out, options);
     uint64_t at = fn.start;
     for (const CfiRow& row : fn.rows) {
@@ -268,9 +290,21 @@ std::vector<uint8_t> write_debug_frame(std::span<const CfiFunction> functions,
       for (const auto& [reg, rule] : wanted) rows.reg(reg, rule);
       rows.ra_mangled(row.rule.ra_mangled);
     }
-    pad_and_close(out, fde, options.address_size);
+    pad_and_close(out, fde, address_size);
   }
   return std::move(out.bytes());
+}
+
+}  // namespace
+
+std::vector<uint8_t> write_debug_frame(std::span<const CfiFunction> functions,
+                                       const CfiWriterOptions& options) {
+  return write_cfi(functions, options, false);
+}
+
+std::vector<uint8_t> write_eh_frame(std::span<const CfiFunction> functions,
+                                    const CfiWriterOptions& options) {
+  return write_cfi(functions, options, true);
 }
 
 }  // namespace unwindkit::dwarf

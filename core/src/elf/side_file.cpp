@@ -1,4 +1,4 @@
-// Side-file ELF writer (see side_file.h). Layout: ELF header, the note, .debug_frame, any
+// Side-file ELF writer (see side_file.h). Layout: ELF header, the note, the CFI section, any
 // further debug sections, .symtab,
 // .strtab, .shstrtab, then the section header table. Constants come from glibc's <elf.h>.
 #include "unwindkit/elf/side_file.h"
@@ -137,7 +137,7 @@ std::vector<uint8_t> write_side_file(const SideFileSpec& spec) {
 
   if (!note_placed) note_header.flags = 0;  // no such section in the module: not allocated
   headers.push_back(place(note_header, build_id_note(spec), 4));
-  headers.push_back(place({shstrtab.add(".debug_frame"), SHT_PROGBITS, 0, 0, 0, 0, 0, 0, 8, 0},
+  headers.push_back(place({shstrtab.add(spec.cfi_section), SHT_PROGBITS, 0, 0, 0, 0, 0, 0, 8, 0},
                           spec.debug_frame, 8));
   for (const auto& [name, data] : spec.debug_sections)
     headers.push_back(

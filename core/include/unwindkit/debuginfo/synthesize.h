@@ -4,6 +4,8 @@
 // debuginfod server hands it out), `.debug_frame` made from every SFrame row (with the
 // prologue analyzer's saves) of each function the module's own CFI does not cover, plus the
 // entry point's outermost rule, `.symtab` names, and `.debug_line`/`.debug_info` from `.trace`.
+// LLDB's file states the CFI as `.eh_frame` where the module has none of its own, so that LLDB
+// names those functions itself, as on the module's `.eh_frame` twin.
 // A pure function of the module's bytes.
 #pragma once
 
@@ -19,7 +21,8 @@ namespace unwindkit::debuginfo {
 
 // What a function known only from SFrame is called.
 enum class FallbackNames : uint8_t {
-  // `___lldb_unnamed_symbol_<hex file address>`, the name LLDB gives such a function itself.
+  // `___lldb_unnamed_symbol_<hex file address>`, the name LLDB gives such a function itself
+  // (see SynthesizeOptions::lldb_loads_it).
   Lldb,
   // No symbol: GDB users expect `?? ()` there.
   None,
@@ -36,6 +39,16 @@ struct SynthesizeOptions {
   // synthesize while a person waits, whose other frames a plugin's own unwinder does
   // meanwhile (the GDB plugin's first session of such a module).
   bool entry_point_only = false;
+  // LLDB's names only: LLDB reads the file as it makes the module (its debuginfod client).
+  // Then, where the module has no `.eh_frame`, the file's CFI is one, and LLDB makes the
+  // names itself, lazily, from its FDEs (ObjectFileELF::ParseUnwindSymbols) as on the module's
+  // `.eh_frame` twin: no `.symtab` entry (a 1 M-function module's 1 M strings were LLDB's
+  // largest cost). The file also holds an empty DWARF unit (synthesize.cpp
+  // `symbol_file_dwarf`). false: a file added to a module LLDB already made (`target symbols
+  // add`), whose symbol table LLDB does not make again from a new `.eh_frame`: `.debug_frame`
+  // and the names in `.symtab`, as where the module has an `.eh_frame` of its own (which LLDB
+  // would give up for ours).
+  bool lldb_loads_it = true;
 };
 
 struct DebugFile {

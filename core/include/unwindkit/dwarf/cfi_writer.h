@@ -43,4 +43,12 @@ struct CfiWriterOptions {
 std::vector<uint8_t> write_debug_frame(std::span<const CfiFunction> functions,
                                        const CfiWriterOptions& options);
 
+// The same CFI as the bytes of an `.eh_frame` for a symbol file, where the section is not
+// loaded: CIE id 0, version 1, augmentation "zR" with absolute addresses (DW_EH_PE_udata4
+// when every function lies below 4 GiB, else DW_EH_PE_udata8), so no pc-relative base is
+// needed; CIE pointers relative to their field; entries padded to the address size. LLDB makes
+// its unnamed symbols from a module's `.eh_frame` FDEs (never from `.debug_frame`'s).
+std::vector<uint8_t> write_eh_frame(std::span<const CfiFunction> functions,
+                                    const CfiWriterOptions& options);
+
 }  // namespace unwindkit::dwarf

@@ -1,9 +1,9 @@
 // Side-file ELF writer: a small debug file for one module, in the shape of
 // `objcopy --only-keep-debug` output. It carries the module's build-id (so a debugger accepts
 // it as that module's symbol file), `.symtab` names for functions the module's own symbols
-// may not name, and `.debug_frame` CFI (dwarf/cfi_writer.h). The module's allocated sections
-// reappear as SHT_NOBITS placeholders with the same names and addresses: debuggers map a
-// symbol file's symbols onto the module's sections by section name.
+// may not name, and `.debug_frame` (or `.eh_frame`) CFI (dwarf/cfi_writer.h). The module's
+// allocated sections reappear as SHT_NOBITS placeholders with the same names and addresses:
+// debuggers map a symbol file's symbols onto the module's sections by section name.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,9 @@ struct SideFileSpec {
   std::vector<uint8_t> build_id;          // NT_GNU_BUILD_ID descriptor of the module
   std::vector<SideFileSection> sections;  // the module's allocated sections
   std::vector<SideFileSymbol> functions;  // written as global STT_FUNC symbols
-  std::vector<uint8_t> debug_frame;       // contents of .debug_frame
+  std::vector<uint8_t> debug_frame;       // contents of the CFI section
+  // The CFI section's name: `.eh_frame` for dwarf::write_eh_frame's bytes.
+  std::string cfi_section = ".debug_frame";
   // Further non-allocated sections (.debug_info, .debug_line, ...), written as given.
   std::vector<std::pair<std::string, std::vector<uint8_t>>> debug_sections;
 };
