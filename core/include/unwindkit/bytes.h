@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -57,10 +58,10 @@ class ByteReader {
   Result<Bytes> bytes(size_t n, std::string_view field);
 
   // Reads at an absolute position inside this reader, leaving the cursor alone.
-  Result<uint64_t> uint_at(size_t pos, size_t width, std::string_view field) const {
+  [[gnu::always_inline]] Result<uint64_t> uint_at(size_t pos, size_t width, std::string_view field) const {
     return raw_at(pos, width, field);
   }
-  Result<int64_t> sint_at(size_t pos, size_t width, std::string_view field) const {
+  [[gnu::always_inline]] Result<int64_t> sint_at(size_t pos, size_t width, std::string_view field) const {
     auto v = raw_at(pos, width, field);
     if (!v) [[unlikely]]
       return tl::unexpected(std::move(v).error());
@@ -83,17 +84,29 @@ class ByteReader {
  private:
   // Inline: tables are read a field at a time, millions of them in a large section; only the
   // Error is made out of line.
-  Result<uint64_t> raw_at(size_t pos, size_t width, std::string_view field) const {
+  [[gnu::always_inline]] Result<uint64_t> raw_at(size_t pos, size_t width,
+                                                std::string_view field) const {
     if ((width != 1 && width != 2 && width != 4 && width != 8) || pos > data_.size() ||
         width > data_.size() - pos) [[unlikely]]
       return bad_read(pos, width, field);
-    uint64_t v = 0;
-    if (endian_ == Endian::Little) {
-      for (size_t i = width; i-- > 0;) v = (v << 8) | data_[pos + i];
-    } else {
-      for (size_t i = 0; i < width; ++i) v = (v << 8) | data_[pos + i];
+    const uint8_t* at = data_.data() + pos;
+    const bool swap = endian_ != host_endian();
+    switch (width) {
+      case 1: return *at;
+      case 2: return load<uint16_t>(at, swap);
+      case 4: return load<uint32_t>(at, swap);
+      default: return load<uint64_t>(at, swap);
     }
-    return v;
+  }
+  // One whole-word load: tables are read a field at a time, millions of them.
+  template <class T>
+  static uint64_t load(const uint8_t* at, bool swap) {
+    T v;
+    std::memcpy(&v, at, sizeof v);
+    if (!swap) return v;
+    if constexpr (sizeof(T) == 2) return __builtin_bswap16(v);
+    else if constexpr (sizeof(T) == 4) return __builtin_bswap32(v);
+    else return __builtin_bswap64(v);
   }
   // The Error of a read raw_at refuses: an unsupported width, or past the end.
   tl::unexpected<Error> bad_read(size_t pos, size_t width, std::string_view field) const;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#define UK_INLINE __attribute__((always_inline))
+
 namespace unwindkit::sframe::detail {
 
 namespace {
@@ -91,14 +93,6 @@ Result<Layout> read_layout(Bytes bytes, Format format) {
   return Layout{r, h, *fres};
 }
 
-size_t fre_start_size(uint8_t fre_type, Format format) {
-  const FormatInfo& info = format_info(format);
-  if (fre_type == info.fre_type_addr1) return 1;
-  if (fre_type == info.fre_type_addr2) return 2;
-  if (fre_type == info.fre_type_addr4) return 4;
-  return 0;
-}
-
 std::string fde_field(size_t fde, std::string_view field) {
   return fmt::format("fde[{}].{}", fde, field);
 }
@@ -117,48 +111,56 @@ Result<Fde> read_fde(const ByteReader& section, const ByteReader& fres, const He
   // the first one short of bytes is the Error. A field name is only needed for an Error, and
   // no read can fail when the whole record is in bounds: then the names are not formatted.
   bool whole = false;
-  auto name = [&](const char* field) { return whole ? std::string() : fde_field(index, field); };
-  // A reader positioned at `pos` (a position past the end is the Error for `field`).
-  auto at_pos = [&](const ByteReader& in, uint64_t pos, const char* field) -> Result<ByteReader> {
-    ByteReader r = in;
-    if (auto s = r.seek(static_cast<size_t>(std::min<uint64_t>(pos, r.size() + 1)), name(field));
-        !s)
-      return tl::unexpected(s.error());
-    return r;
+  std::string field_name;
+  // Inlined, as are the two below: called for every field of every FDE.
+  auto name = [&](const char* field) UK_INLINE -> std::string_view {
+    if (whole) return {};
+    field_name = fde_field(index, field);
+    return field_name;
   };
-  auto get = [&](const ByteReader& r, uint8_t off, uint8_t width, const char* field,
-                 auto& dst) -> Result<void> {
-    auto v = r.uint_at(r.pos() + off, width, name(field));
+  // A record's position inside `in`; a position past the end is the Error seek() gives there.
+  auto record_at = [&](const ByteReader& in, uint64_t pos, const char* field) UK_INLINE
+      -> Result<size_t> {
+    if (pos <= in.size()) return static_cast<size_t>(pos);
+    ByteReader r = in;
+    return tl::unexpected(r.seek(r.size() + 1, name(field)).error());
+  };
+  auto get = [&](const ByteReader& r, size_t record, uint8_t off, uint8_t width,
+                 const char* field, auto& dst) UK_INLINE -> Result<void> {
+    auto v = r.uint_at(record + off, width, name(field));
     if (!v) return tl::unexpected(v.error());
     dst = static_cast<std::remove_reference_t<decltype(dst)>>(*v);
     return {};
   };
   whole = fits(section, at, layout.entry_size);
-  auto entry = at_pos(section, at, "start");
+  auto entry = record_at(section, at, "start");
   if (!entry) return tl::unexpected(entry.error());
-  auto start = entry->sint_at(entry->pos(), layout.start_width, name("start"));
+  auto start = section.sint_at(*entry, layout.start_width, name("start"));
   if (!start) return tl::unexpected(start.error());
   fde.start_value = *start;
-  if (auto v = get(*entry, layout.size_at, 4, "size", fde.size); !v)
+  if (auto v = get(section, *entry, layout.size_at, 4, "size", fde.size); !v)
     return tl::unexpected(v.error());
-  if (auto v = get(*entry, layout.fre_off_at, 4, "fre_off", fde.fre_off); !v)
+  if (auto v = get(section, *entry, layout.fre_off_at, 4, "fre_off", fde.fre_off); !v)
     return tl::unexpected(v.error());
-  Result<ByteReader> attr = *entry;
+  const ByteReader* attr_in = &section;
+  Result<size_t> attr = entry;
   if (layout.attr_in_fres) {
     whole = fits(fres, fde.fre_off, layout.attr_size);
-    attr = at_pos(fres, fde.fre_off, "fre_off");
+    attr_in = &fres;
+    attr = record_at(fres, fde.fre_off, "fre_off");
     if (!attr) return tl::unexpected(attr.error());
   }
-  if (auto v = get(*attr, layout.num_fres_at, layout.num_fres_width, "num_fres", fde.num_fres);
+  if (auto v = get(*attr_in, *attr, layout.num_fres_at, layout.num_fres_width, "num_fres",
+                   fde.num_fres);
       !v)
     return tl::unexpected(v.error());
-  if (auto v = get(*attr, layout.info_at, 1, "info", fde.info); !v)
+  if (auto v = get(*attr_in, *attr, layout.info_at, 1, "info", fde.info); !v)
     return tl::unexpected(v.error());
   if (layout.info2_at != kAbsent)
-    if (auto v = get(*attr, layout.info2_at, 1, "info2", fde.info2); !v)
+    if (auto v = get(*attr_in, *attr, layout.info2_at, 1, "info2", fde.info2); !v)
       return tl::unexpected(v.error());
   if (layout.rep_size_at != kAbsent)
-    if (auto v = get(*attr, layout.rep_size_at, 1, "rep_size", fde.rep_size); !v)
+    if (auto v = get(*attr_in, *attr, layout.rep_size_at, 1, "rep_size", fde.rep_size); !v)
       return tl::unexpected(v.error());
   // PCREL (and CTF Frame): relative to this FDE's start field; otherwise to the section start
   // (notes §1).
@@ -173,8 +175,7 @@ uint64_t fde_info_offset(const Header& header, const Fde& fde) {
          layout.info_at;
 }
 
-Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_index) {
-  if (fre_start_size(fde.fre_type(), header.format) != 0) return {};
+tl::unexpected<Error> unknown_fre_type(const Header& header, const Fde& fde, size_t fde_index) {
   return fail(header.section_name(), fde_info_offset(header, fde), fde_field(fde_index, "info"),
               fmt::format("unknown FRE type {}", fde.fre_type()));
 }
@@ -200,8 +201,11 @@ Result<Fre> read_fre_head(const ByteReader& fres, uint64_t& pos, uint8_t fre_typ
                 "outside sfh_fre_len");
   const auto p = static_cast<size_t>(pos);
   const bool head = fits(fres, p, start_size + 1);
-  auto name = [&](const char* field) {
-    return head ? std::string() : fre_field(fde_index, fre_index, field);
+  std::string field_name;
+  auto name = [&](const char* field) -> std::string_view {
+    if (head) return {};
+    field_name = fre_field(fde_index, fre_index, field);
+    return field_name;
   };
   auto start = fres.uint_at(p, start_size, name("start"));
   if (!start) return tl::unexpected(start.error());

@@ -34,7 +34,14 @@ struct Layout {
 Result<Layout> read_layout(Bytes bytes, Format format);
 
 // The size of the FRE start field for an FDE's FRE type in `format`; 0 for an unknown type.
-size_t fre_start_size(uint8_t fre_type, Format format = Format::SFrame);
+// Inline, as check_fre_type(): asked for every row of a large section.
+inline size_t fre_start_size(uint8_t fre_type, Format format = Format::SFrame) {
+  const FormatInfo& info = format_info(format);
+  if (fre_type == info.fre_type_addr1) return 1;
+  if (fre_type == info.fre_type_addr2) return 2;
+  if (fre_type == info.fre_type_addr4) return 4;
+  return 0;
+}
 
 std::string fde_field(size_t fde, std::string_view field);
 std::string fre_field(size_t fde, size_t fre, std::string_view field);
@@ -53,7 +60,12 @@ uint64_t fde_info_offset(const Header& header, const Fde& fde);
 
 // The FDE's FRE type is one the format defines, else the Error at its info byte: checked before
 // its rows are read, whose size depends on it.
-Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_index);
+tl::unexpected<Error> unknown_fre_type(const Header& header, const Fde& fde, size_t fde_index);
+inline Result<void> check_fre_type(const Header& header, const Fde& fde, size_t fde_index) {
+  if (fre_start_size(fde.fre_type(), header.format) != 0) [[likely]]
+    return {};
+  return unknown_fre_type(header, fde, fde_index);
+}
 
 // FDE `index` with every row of it, as decode() reads them (the first Error met): the rows are
 // appended to `rows`, their data words to `words`.

@@ -27,11 +27,14 @@ Slot default_slot(const Header& h, int32_t word, bool is_ra) {
   return {Slot::Kind::AtCfa, 0, word};
 }
 
-// Where a row's fields sit in the section, so that an error points at the byte it names.
+// Where a row's fields sit in the section, so that an error points at the byte it names
+// (worked out only for an error).
 struct FreAt {
-  uint64_t info;  // the fre_info byte
-  size_t word_size;
-  uint64_t word(size_t k) const { return info + 1 + k * word_size; }
+  const Fre& fre;
+  uint8_t fre_type;
+  Format format;
+  uint64_t info() const { return fre.offset + detail::fre_start_size(fre_type, format); }
+  uint64_t word(size_t k) const { return info() + 1 + k * (size_t{1} << fre.word_size_code()); }
 };
 
 // Both interpreters fill the one Result they return (every path returns `out`, so it is
@@ -47,7 +50,7 @@ Result<Row> interpret_default(const Header& h, const Fre& fre, std::span<const i
     return out;
   }
   if (n > max_default_words(h.abi_arch)) {
-    out = fail(h.section_name(), at.info, detail::fre_field(i, j, "info"),
+    out = fail(h.section_name(), at.info(), detail::fre_field(i, j, "info"),
                fmt::format("{} data words, the ABI allows at most {}", n,
                            max_default_words(h.abi_arch)));
     return out;
@@ -66,7 +69,7 @@ Result<Row> interpret_default(const Header& h, const Fre& fre, std::span<const i
   else if (k < n)
     row.fp = default_slot(h, words[k++], false);
   if (k != n)
-    out = fail(h.section_name(), at.info, detail::fre_field(i, j, "info"),
+    out = fail(h.section_name(), at.info(), detail::fre_field(i, j, "info"),
                fmt::format("{} data words, only {} have a meaning here", n, k));
   return out;
 }
@@ -87,7 +90,7 @@ Result<Row> interpret_flex(const Header& h, const Fre& fre, std::span<const int3
     return out;
   }
   if (n < 2) {
-    out = fail(h.section_name(), at.info, detail::fre_field(i, j, "info"),
+    out = fail(h.section_name(), at.info(), detail::fre_field(i, j, "info"),
                "a flexible FRE needs a (control, offset) pair for the CFA");
     return out;
   }
@@ -118,7 +121,7 @@ Result<Row> interpret_flex(const Header& h, const Fre& fre, std::span<const int3
     k += 2;
   }
   if (k != n)
-    out = fail(h.section_name(), at.info, detail::fre_field(i, j, "info"),
+    out = fail(h.section_name(), at.info(), detail::fre_field(i, j, "info"),
                fmt::format("{} data words, only {} have a meaning here", n, k));
   return out;
 }
@@ -128,8 +131,7 @@ Result<Row> interpret_flex(const Header& h, const Fre& fre, std::span<const int3
 Result<Row> detail::interpret_words(const Header& header, bool flex, uint8_t fre_type,
                                     const Fre& fre, std::span<const int32_t> words,
                                     size_t fde_index, size_t fre_index) {
-  const FreAt at{fre.offset + fre_start_size(fre_type, header.format),
-                 size_t{1} << fre.word_size_code()};
+  const FreAt at{fre, fre_type, header.format};
   if (flex) return interpret_flex(header, fre, words, at, fde_index, fre_index);
   return interpret_default(header, fre, words, at, fde_index, fre_index);
 }
