@@ -321,12 +321,34 @@ TEST_F(SynthesizeTest, NamesFollowTheChosenConvention) {
   EXPECT_TRUE(std::regex_search(symbols, std::regex(R"(FUNC +GLOBAL +DEFAULT +\d+ main\n)"))) << symbols;
 }
 
-// LLDB's file carries one empty DWARF 4 unit and an empty line table (so that LLDB reads it
-// through its DWARF plug-in), as llvm-dwarfdump reads them; GDB's carries no DWARF at all.
+// LLDB's file of a module with at least `dwarf_unit_from` functions carries one empty DWARF 4
+// unit and an empty line table (so that LLDB reads it through its DWARF plug-in), as
+// llvm-dwarfdump reads them; a smaller module's has none; GDB's carries no DWARF at all.
 TEST_F(SynthesizeTest, LldbFileHasAnEmptyDwarfUnit) {
   auto stripped = elf::ElfFile::open(fixture("stripped/prog").string());
   ASSERT_TRUE(stripped);
-  auto lldb = debuginfo::synthesize(*stripped);
+  // The fixture's functions, counted by readelf in the default file's .eh_frame (one FDE
+  // each); the fixture has far fewer than the default threshold, so that file has no DWARF.
+  auto small = debuginfo::synthesize(*stripped);
+  ASSERT_TRUE(small && !small->bytes.empty());
+  const std::string small_path = write(small->bytes, "few").string();
+  const std::string frames = run("readelf --debug-dump=frames " + small_path + " 2>&1");
+  size_t fdes = 0;
+  for (size_t at = frames.find(" FDE cie="); at != std::string::npos; at = frames.find(" FDE cie=", at + 1))
+    ++fdes;
+  ASSERT_GT(fdes, 2u) << frames;
+  ASSERT_LT(fdes, debuginfo::SynthesizeOptions{}.dwarf_unit_from);
+  EXPECT_EQ(run("readelf -SW " + small_path).find(".debug_info"), std::string::npos);
+  // One function more than the module has: still none; exactly as many: the unit.
+  debuginfo::SynthesizeOptions above;
+  above.dwarf_unit_from = fdes + 1;
+  auto few = debuginfo::synthesize(*stripped, above);
+  ASSERT_TRUE(few && !few->bytes.empty());
+  EXPECT_EQ(run("readelf -SW " + write(few->bytes, "few-above").string()).find(".debug_info"),
+            std::string::npos);
+  debuginfo::SynthesizeOptions at_threshold;
+  at_threshold.dwarf_unit_from = fdes;
+  auto lldb = debuginfo::synthesize(*stripped, at_threshold);
   ASSERT_TRUE(lldb && !lldb->bytes.empty());
   const std::string path = write(lldb->bytes, "dwarf").string();
   const std::string info = run("llvm-dwarfdump-22 --debug-info --debug-line " + path + " 2>&1");
@@ -346,6 +368,7 @@ TEST_F(SynthesizeTest, LldbFileHasAnEmptyDwarfUnit) {
 
   debuginfo::SynthesizeOptions none;
   none.fallback_names = debuginfo::FallbackNames::None;
+  none.dwarf_unit_from = 0;
   auto plain = debuginfo::synthesize(*stripped, none);
   ASSERT_TRUE(plain && !plain->bytes.empty());
   EXPECT_EQ(run("readelf -SW " + write(plain->bytes, "plain-dwarf").string()).find(".debug_info"), std::string::npos);

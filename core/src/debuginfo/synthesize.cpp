@@ -288,6 +288,7 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
   const auto sframe = options.unwind && !options.entry_point_only
                           ? usable_sframe(module, out.left_out)
                           : std::nullopt;
+  bool few_functions = true;  // see SynthesizeOptions::dwarf_unit_from
   if (options.unwind && (sframe || options.entry_point_only)) {
     const std::optional<UnwindRule> entry_rule = unwind::entry_point_rule(module);
     // Entry point only: its own rule, else the SFrame function there (decoded only then).
@@ -321,6 +322,7 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
         spec.functions.push_back(
             {fmt::format("___lldb_unnamed_symbol_{:x}", fn.start), fn.start, fn.end - fn.start});
     }
+    few_functions = functions.size() < options.dwarf_unit_from;
     if (!functions.empty()) {
       const dwarf::CfiWriterOptions cfi{sframe ? sframe->arch() : *arch,
                                         sframe ? sframe->endian : module.endian(), 8};
@@ -337,7 +339,7 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
                          module.section(".debug_abbrev") != nullptr ||
                          module.section(".debug_line") != nullptr;
   if (options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it &&
-      spec.debug_sections.empty() && !own_dwarf)
+      spec.debug_sections.empty() && !own_dwarf && !few_functions)
     spec.debug_sections = symbol_file_dwarf(spec.endian);
   for (auto& [start, symbol] : routines) spec.functions.push_back(std::move(symbol));
   if (spec.functions.empty()) spec.functions.push_back({kNoFunctionsMarker, 0, 0});
