@@ -288,6 +288,11 @@ void pad_and_close(Out& out, size_t length_field, unsigned address_size) {
 std::vector<uint8_t> write_cfi(std::span<const CfiFunction> functions, const CfiWriterOptions& options,
                                bool eh) {
   Out out(options.endian);
+  // Room for about the whole section, so that a large module's tens of megabytes are not
+  // copied at each doubling (an FDE's header and a row's changes usually take less).
+  size_t row_count = 0;
+  for (const CfiFunction& fn : functions) row_count += fn.rows.size();
+  out.bytes().reserve(64 + 32 * functions.size() + 24 * row_count);
   RegisterSet names(options.arch);
   unsigned address_size = options.address_size;
   if (eh)
