@@ -5,7 +5,6 @@
 
 #include <capstone/capstone.h>
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
