@@ -149,9 +149,12 @@ Decoder* Decoder::for_arch(Arch arch) {
 
 namespace {
 
-// The chain of kept instructions for code starting with these bytes (fewer than two: none).
+// The chain of kept instructions for code starting with these bytes: by its first two, or
+// for a last byte by that byte alone (after the 2^16 chains of two).
+constexpr size_t kChains = (size_t{1} << 16) + 256;
 std::optional<size_t> chain_of(const uint8_t* code, size_t size) {
-  if (size < 2) return std::nullopt;
+  if (size == 0) return std::nullopt;
+  if (size == 1) return (size_t{1} << 16) + code[0];
   return size_t{code[0]} | size_t{code[1]} << 8;
 }
 
@@ -170,13 +173,14 @@ const Decoder::Known* Decoder::known(const uint8_t* code, size_t size) const {
 }
 
 void Decoder::remember(const cs_insn& insn, const uint8_t* code, size_t size) {
-  const size_t match = std::max<size_t>(insn.size, 2);
+  // A one-byte instruction with the byte after it, or as the code's last byte.
+  const size_t match = std::min(std::max<size_t>(insn.size, 2), size);
   const auto chain = chain_of(code, size);
-  if (!chain || match > size || known_.size() == kMaxKnown || check_ == nullptr) return;
+  if (!chain || known_.size() == kMaxKnown || check_ == nullptr) return;
   // A branch's target is its address plus an offset: never the same elsewhere.
   for (const cs_group_type g : {CS_GRP_JUMP, CS_GRP_CALL, CS_GRP_BRANCH_RELATIVE})
     if (cs_insn_group(handle_, &insn, g)) return;
-  if (chains_.empty()) chains_.assign(size_t{1} << 16, -1);
+  if (chains_.empty()) chains_.assign(kChains, -1);
   size_t length = 0;
   for (int32_t i = chains_[*chain]; i >= 0; i = known_[static_cast<size_t>(i)].chain) ++length;
   if (length == kMaxChain) return;
