@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "prologue_support.h"
@@ -44,8 +45,8 @@ const std::vector<uint8_t> kShrinkWrapped = {
 //   34   rsp+24  c-24  c-16
 //   35   rsp+16  c-24  c-16
 //   37   rsp+8   c-24  c-16      (and so at .L5, reached from the entry: no claim is right)
-std::vector<prologue::TableRow> shrink_wrapped_rows() {
-  return test::table(Arch::X86_64, kBase, kShrinkWrapped.size(),
+std::vector<prologue::TableRow> shrink_wrapped_rows(uint64_t base = kBase) {
+  return test::table(Arch::X86_64, base, kShrinkWrapped.size(),
                      {{0x0, r::rsp, 8}, {0xb, r::rsp, 16}, {0xc, r::rsp, 24},
                       {0x10, r::rsp, 48}, {0x24, r::rsp, 24}, {0x25, r::rsp, 16},
                       {0x27, r::rsp, 8}, {0x28, r::rsp, 48}, {0x34, r::rsp, 24},
@@ -82,6 +83,29 @@ TEST(PrologueX86_64, PushesSaveAtTheirDepthAndBlocksRestoreTheBodyFrame) {
   EXPECT_EQ(saved_at(a, kBase + 0x38), Saved{});
   EXPECT_FALSE(unchanged_at(a, kBase + 0x38));
   EXPECT_EQ(a.at(kBase + kShrinkWrapped.size()), nullptr);
+}
+
+// The decoder keeps instructions it decoded before by their bytes (relative branches aside):
+// the same code again, at its address and far from it, claims what readelf's table says, in
+// as many regions, its branches (je, jne) followed to their targets there.
+TEST(PrologueX86_64, CodeDecodedBeforeClaimsAsAtFirstSight) {
+  const Saved both{{r::rbx, -24}, {r::r12, -16}};
+  std::optional<size_t> regions;
+  for (const uint64_t base : {kBase, kBase, kBase + 0x76543210, kBase}) {
+    SCOPED_TRACE(base);
+    const auto rows = shrink_wrapped_rows(base);
+    const auto a = prologue::analyze(Arch::X86_64, kShrinkWrapped, base, rows);
+    EXPECT_TRUE(a.fully_explained);
+    ASSERT_FALSE(a.regions.empty());
+    EXPECT_EQ(a.regions.front().start, base);
+    EXPECT_EQ(a.regions.back().end, base + kShrinkWrapped.size());
+    if (!regions) regions = a.regions.size();
+    EXPECT_EQ(a.regions.size(), *regions);
+    EXPECT_EQ(saved_at(a, base + 0xb), (Saved{{r::r12, -16}}));
+    for (uint64_t loc : {0xc, 0x13, 0x28, 0x34}) EXPECT_EQ(saved_at(a, base + loc), both);
+    EXPECT_EQ(saved_at(a, base + 0x38), Saved{});
+    EXPECT_FALSE(unchanged_at(a, base + 0x38));
+  }
 }
 
 // h: a frame-pointer frame with pushes the rows do not show, a mov save, lea/pop epilogue.

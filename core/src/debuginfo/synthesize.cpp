@@ -10,7 +10,6 @@
 #include <iterator>
 #include <map>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <system_error>
@@ -166,9 +165,13 @@ dwarf::CfiFunction analyzed_function(const elf::ElfFile& module, const sframe::F
   dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
   const prologue::Analysis analysis = prologue::analyze_function(
       module, rows.front().rule.arch, fde.func_start, fde.func_end(), rows);
-  std::set<uint64_t> starts;
-  for (const prologue::TableRow& row : rows) starts.insert(row.start);
-  for (const prologue::Region& region : analysis.regions) starts.insert(region.start);
+  std::vector<uint64_t> starts;
+  starts.reserve(rows.size() + analysis.regions.size());
+  for (const prologue::TableRow& row : rows) starts.push_back(row.start);
+  for (const prologue::Region& region : analysis.regions) starts.push_back(region.start);
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  fn.rows.reserve(starts.size());
   for (uint64_t address : starts) {
     if (address < fde.func_start || address >= fde.func_end()) continue;
     auto row = std::find_if(rows.rbegin(), rows.rend(), [&](const prologue::TableRow& r) {

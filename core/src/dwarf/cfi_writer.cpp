@@ -5,8 +5,8 @@
 #include <dwarf.h>
 
 #include <algorithm>
-#include <map>
 #include <optional>
+#include <utility>
 
 #include "unwindkit/stepper.h"
 
@@ -79,10 +79,58 @@ std::vector<uint8_t> breg_expression(uint16_t reg, int64_t offset, Endian endian
   return std::move(e.bytes());
 }
 
+// Register rules by DWARF number, in ascending order: a sorted vector, since a row names a
+// handful of registers and a map's node per register per row was a tenth of a large module's
+// side file.
+class RegRules {
+ public:
+  using Entry = std::pair<uint16_t, RegRule>;
+  const Entry* find(uint16_t reg) const {
+    const auto it = lower(reg);
+    return it != rules_.end() && it->first == reg ? &*it : nullptr;
+  }
+  bool contains(uint16_t reg) const { return find(reg) != nullptr; }
+  // `reg`'s rule becomes `rule`.
+  void set(uint16_t reg, const RegRule& rule) {
+    const auto it = lower(reg);
+    if (it != rules_.end() && it->first == reg)
+      it->second = rule;
+    else
+      rules_.insert(it, {reg, rule});
+  }
+  // `reg`'s rule, unless it has one.
+  void add(uint16_t reg, const RegRule& rule) {
+    const auto it = lower(reg);
+    if (it == rules_.end() || it->first != reg) rules_.insert(it, {reg, rule});
+  }
+  void clear() { rules_.clear(); }
+  std::vector<Entry>::const_iterator begin() const { return rules_.begin(); }
+  std::vector<Entry>::const_iterator end() const { return rules_.end(); }
+
+ private:
+  std::vector<Entry>::iterator lower(uint16_t reg) {
+    return std::lower_bound(rules_.begin(), rules_.end(), reg,
+                            [](const Entry& e, uint16_t r) { return e.first < r; });
+  }
+  std::vector<Entry>::const_iterator lower(uint16_t reg) const {
+    return std::lower_bound(rules_.begin(), rules_.end(), reg,
+                            [](const Entry& e, uint16_t r) { return e.first < r; });
+  }
+  std::vector<Entry> rules_;
+};
+
+// One FDE's rows at a time (start_function), each stated by what changed from the previous.
 class RowWriter {
  public:
   RowWriter(Out& out, const CfiWriterOptions& options)
       : out_(out), options_(options), data_align_(-static_cast<int64_t>(arch_word_size(options.arch))) {}
+
+  // Nothing stated yet: the CIE's initial state.
+  void start_function() {
+    cfa_.reset();
+    regs_.clear();
+    ra_mangled_ = false;
+  }
 
   void cfa(const CfaRule& rule) {
     if (cfa_ && *cfa_ == rule) return;
@@ -107,9 +155,8 @@ class RowWriter {
   }
 
   void reg(uint16_t reg, const RegRule& rule) {
-    auto it = regs_.find(reg);
-    if (it != regs_.end() && it->second == rule) return;
-    regs_[reg] = rule;
+    if (const RegRules::Entry* had = regs_.find(reg); had != nullptr && had->second == rule) return;
+    regs_.set(reg, rule);
     switch (rule.kind) {
       case RegRule::Kind::Unchanged:
         out_.u8(DW_CFA_same_value);
@@ -148,8 +195,9 @@ class RowWriter {
   }
 
   // Registers a previous row named that this row does not: back to "same value".
-  void forget_others(const std::map<uint16_t, RegRule>& wanted) {
-    for (auto& [r, rule] : regs_) {
+  void forget_others(const RegRules& wanted) {
+    // reg() changes only the rule of a register already here: the iteration stays valid.
+    for (const auto& [r, rule] : regs_) {
       if (!wanted.contains(r) && rule.kind != RegRule::Kind::Unchanged) reg(r, RegRule::unchanged());
     }
   }
@@ -196,23 +244,22 @@ class RowWriter {
   const CfiWriterOptions& options_;
   int64_t data_align_;
   std::optional<CfaRule> cfa_;
-  std::map<uint16_t, RegRule> regs_;
+  RegRules regs_;
   bool ra_mangled_ = false;
 };
 
-// Every register a rule states, by DWARF number.
-std::map<uint16_t, RegRule> register_rules(const UnwindRule& rule) {
-  RegisterSet names(rule.arch);
-  std::map<uint16_t, RegRule> rules;
-  rules[names.ra_reg()] = rule.ra;
-  rules[names.fp_reg()] = rule.fp;
-  for (const SavedReg& saved : rule.saved) rules[saved.reg] = saved.rule;
-  if (rule.sp_from_cfa != 0) rules[names.sp_reg()] = RegRule::val_cfa(rule.sp_from_cfa);
+// Every register a rule states, by DWARF number, into `rules`.
+void register_rules(const UnwindRule& rule, RegRules& rules) {
+  const ArchInfo& arch = arch_info(rule.arch);
+  rules.clear();
+  rules.set(arch.ra, rule.ra);
+  rules.set(arch.fp, rule.fp);
+  for (const SavedReg& saved : rule.saved) rules.set(saved.reg, saved.rule);
+  if (rule.sp_from_cfa != 0) rules.set(arch.sp, RegRule::val_cfa(rule.sp_from_cfa));
   // Unproven callee-saved registers: undefined, so the debugger shows them unavailable
   // (GDB `<not saved>`) instead of assuming the DWARF default, "same value".
   if (rule.unlisted == Unlisted::Unavailable && !rule.outermost())
-    for (uint16_t r : callee_saved_registers(rule.arch)) rules.try_emplace(r, RegRule::undefined());
-  return rules;
+    for (uint16_t r : callee_saved_registers(rule.arch)) rules.add(r, RegRule::undefined());
 }
 
 void advance(Out& out, uint64_t delta) {
@@ -241,6 +288,11 @@ void pad_and_close(Out& out, size_t length_field, unsigned address_size) {
 std::vector<uint8_t> write_cfi(std::span<const CfiFunction> functions, const CfiWriterOptions& options,
                                bool eh) {
   Out out(options.endian);
+  // Room for about the whole section, so that a large module's tens of megabytes are not
+  // copied at each doubling (an FDE's header and a row's changes usually take less).
+  size_t row_count = 0;
+  for (const CfiFunction& fn : functions) row_count += fn.rows.size();
+  out.bytes().reserve(64 + 32 * functions.size() + 24 * row_count);
   RegisterSet names(options.arch);
   unsigned address_size = options.address_size;
   if (eh)
@@ -269,6 +321,8 @@ std::vector<uint8_t> write_cfi(std::span<const CfiFunction> functions, const Cfi
   }
   pad_and_close(out, cie, address_size);
 
+  RowWriter rows(out, options);
+  RegRules wanted;
   for (const CfiFunction& fn : functions) {
     const size_t fde = out.size();
     out.uint(0, 4);  // length
@@ -278,14 +332,14 @@ std::vector<uint8_t> write_cfi(std::span<const CfiFunction> functions, const Cfi
     out.uint(fn.start, address_size);
     out.uint(fn.end - fn.start, address_size);
     if (eh) out.uleb(0);  // no augmentation data
-    RowWriter rows(out, options);
+    rows.start_function();
     uint64_t at = fn.start;
     for (const CfiRow& row : fn.rows) {
       if (row.address < at || row.address >= fn.end) continue;  // unsorted or outside: skip
       advance(out, row.address - at);
       at = row.address;
       rows.cfa(row.rule.cfa);
-      auto wanted = register_rules(row.rule);
+      register_rules(row.rule, wanted);
       rows.forget_others(wanted);
       for (const auto& [reg, rule] : wanted) rows.reg(reg, rule);
       rows.ra_mangled(row.rule.ra_mangled);

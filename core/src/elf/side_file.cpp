@@ -126,6 +126,11 @@ std::vector<uint8_t> write_side_file(const SideFileSpec& spec) {
   }
 
   Out out(spec.endian);
+  // Room for every section at once (the headers and alignment are small beside them): a
+  // large module's CFI alone is tens of megabytes, copied again at each doubling otherwise.
+  size_t contents = spec.debug_frame.size() + symtab.bytes().size() + strtab.data().size();
+  for (const auto& section : spec.debug_sections) contents += section.second.size();
+  out.bytes().reserve(sizeof(Elf64_Ehdr) + contents + 64 * (headers.size() + 8));
   out.bytes().resize(sizeof(Elf64_Ehdr));
   auto place = [&out](Header h, const std::vector<uint8_t>& data, uint64_t align) {
     out.align(align);

@@ -136,16 +136,33 @@ void add(std::map<Key, FrameState>& states, const Key& key, const FrameState& s)
   if (!fresh) it->second = meet(it->second, s);
 }
 
+// The function's rows with an extent inside it, by start: what every walk checks against.
+std::vector<const TableRow*> rows_within(std::span<const TableRow> table, uint64_t func_start,
+                                         uint64_t func_end) {
+  std::vector<const TableRow*> rows;
+  for (const TableRow& r : table)
+    if (r.start < r.end && r.start >= func_start && r.start < func_end) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const TableRow* a, const TableRow* b) { return a->start < b->start; });
+  return rows;
+}
+
 class Pass {
  public:
-  Pass(Arch arch, uint64_t func_start, uint64_t func_end)
-      : m_(arch), info_(arch_info(arch)), func_start_(func_start), func_end_(func_end) {}
+  // `drafts`: where the claims are drafted, emptied here (the thread's, reused by one walk
+  // after another: a draft is a few hundred bytes, and growing a vector of them for each walk
+  // of each function was a tenth of a large module's side file).
+  Pass(Arch arch, uint64_t func_start, uint64_t func_end, std::vector<Draft>& drafts)
+      : m_(arch), info_(arch_info(arch)), func_start_(func_start), func_end_(func_end),
+        drafts_(drafts) {
+    drafts_.clear();
+  }
 
   // One linear walk. Code that jumps reach starts from (after a ret or jump) or joins
   // (else) their state: the jumps to its address, or, for a block no direct jump reaches,
   // the jumps under its CFA; those `given` (a previous walk's), or without, those seen so
-  // far.
-  void run(const Decoder& d, const Instructions& code, std::span<const TableRow> table,
+  // far. Only a walk with `given` drafts claims: only such a walk can be the last.
+  void run(const Decoder& d, const Instructions& code, std::span<const TableRow* const> rows,
            const JumpStates* given);
   const JumpStates& jumps() const { return jumps_; }
   Analysis finish() const;
@@ -170,7 +187,7 @@ class Pass {
   uint64_t func_start_, func_end_;
   bool final_ = false;  // the second walk: the jumps given are all there are
   JumpStates jumps_;
-  std::vector<Draft> drafts_;
+  std::vector<Draft>& drafts_;
   std::optional<Error> stopped_;
 };
 
@@ -205,6 +222,7 @@ void Pass::start_block(uint64_t at, const std::optional<CfaKey>& key, const Jump
 }
 
 void Pass::draft(uint64_t at, bool nothing) {
+  if (!final_) return;  // a first walk's claims are never finished
   Draft d{at, nothing || stopped_.has_value(), m_.state().regs};
   if (d.lost) d.regs = {};
   if (!drafts_.empty() && drafts_.back().start == at) drafts_.pop_back();  // redrawn
@@ -212,15 +230,10 @@ void Pass::draft(uint64_t at, bool nothing) {
   drafts_.push_back(d);
 }
 
-void Pass::run(const Decoder& d, const Instructions& code, std::span<const TableRow> table,
+void Pass::run(const Decoder& d, const Instructions& code, std::span<const TableRow* const> rows,
                const JumpStates* given) {
   final_ = given != nullptr;
   const JumpStates& jumps = given ? *given : jumps_;
-  std::vector<const TableRow*> rows;
-  for (const TableRow& r : table)
-    if (r.start < r.end && r.start >= func_start_ && r.start < func_end_) rows.push_back(&r);
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const TableRow* a, const TableRow* b) { return a->start < b->start; });
 
   Instructions::Walk walk = code.walk();
   size_t next_row = 0;
@@ -327,12 +340,14 @@ Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const Tab
   // walk's jumps, which include those further on (a loop's back edge). Typically three.
   const uint64_t func_end = func_start + code.size();
   const detail::Instructions instructions(*decoder, code, func_start);
-  detail::Pass first(arch, func_start, func_end);
-  first.run(*decoder, instructions, rows, nullptr);
+  const std::vector<const TableRow*> within = detail::rows_within(rows, func_start, func_end);
+  thread_local std::vector<detail::Draft> drafts;
+  detail::Pass first(arch, func_start, func_end, drafts);
+  first.run(*decoder, instructions, within, nullptr);
   detail::JumpStates jumps = first.jumps();
   for (int walk = 0; walk < kMaxWalks; ++walk) {
-    detail::Pass next(arch, func_start, func_end);
-    next.run(*decoder, instructions, rows, &jumps);
+    detail::Pass next(arch, func_start, func_end, drafts);
+    next.run(*decoder, instructions, within, &jumps);
     if (next.jumps() == jumps) return next.finish();
     jumps = next.jumps();
   }

@@ -1,7 +1,10 @@
 #include "decoder.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string_view>
 
@@ -84,12 +87,23 @@ Mapped s390x_reg(std::string_view n) {
 
 }  // namespace
 
-Decoder::Decoder(Arch arch, csh handle) : arch_(arch), handle_(handle), insn_(cs_malloc(handle)) {
+Decoder::Decoder(Arch arch, csh handle)
+    : arch_(arch), handle_(handle), insn_(cs_malloc(handle)), check_(cs_malloc(handle)) {
   unsigned count = 0;
+  // Capstone clears and fills the detail up to the end of the architecture's part only.
   switch (arch) {
-    case Arch::X86_64: count = X86_REG_ENDING; break;
-    case Arch::AArch64: count = ARM64_REG_ENDING; break;
-    default: count = SYSZ_REG_ENDING; break;
+    case Arch::X86_64:
+      count = X86_REG_ENDING;
+      detail_size_ = offsetof(cs_detail, x86) + sizeof(cs_x86);
+      break;
+    case Arch::AArch64:
+      count = ARM64_REG_ENDING;
+      detail_size_ = offsetof(cs_detail, arm64) + sizeof(cs_arm64);
+      break;
+    default:
+      count = SYSZ_REG_ENDING;
+      detail_size_ = offsetof(cs_detail, sysz) + sizeof(cs_sysz);
+      break;
   }
   dwarf_.assign(count, -1);
   full_.assign(count, false);
@@ -106,6 +120,7 @@ Decoder::Decoder(Arch arch, csh handle) : arch_(arch), handle_(handle), insn_(cs
 
 Decoder::~Decoder() {
   for (cs_insn* insn : pool_) cs_free(insn, 1);
+  cs_free(check_, 1);
   cs_free(insn_, 1);
   cs_close(&handle_);
 }
@@ -132,6 +147,64 @@ Decoder* Decoder::for_arch(Arch arch) {
   return slot.get();
 }
 
+namespace {
+
+// The chain of kept instructions for code starting with these bytes: by its first two, or
+// for a last byte by that byte alone (after the 2^16 chains of two).
+constexpr size_t kChains = (size_t{1} << 16) + 256;
+std::optional<size_t> chain_of(const uint8_t* code, size_t size) {
+  if (size == 0) return std::nullopt;
+  if (size == 1) return (size_t{1} << 16) + code[0];
+  return size_t{code[0]} | size_t{code[1]} << 8;
+}
+
+}  // namespace
+
+const Decoder::Known* Decoder::known(const uint8_t* code, size_t size) const {
+  const auto chain = chain_of(code, size);
+  if (!chain || chains_.empty()) return nullptr;
+  for (int32_t i = chains_[*chain]; i >= 0; i = known_[static_cast<size_t>(i)].chain) {
+    const Known& k = known_[static_cast<size_t>(i)];
+    if (k.match <= size && std::memcmp(k.insn.bytes, code, k.insn.size) == 0 &&
+        (k.match == k.insn.size || code[k.insn.size] == k.next))
+      return &k;
+  }
+  return nullptr;
+}
+
+void Decoder::remember(const cs_insn& insn, const uint8_t* code, size_t size) {
+  // A one-byte instruction with the byte after it, or as the code's last byte.
+  const size_t match = std::min(std::max<size_t>(insn.size, 2), size);
+  const auto chain = chain_of(code, size);
+  if (!chain || known_.size() == kMaxKnown || check_ == nullptr) return;
+  // A branch's target is its address plus an offset: never the same elsewhere.
+  for (const cs_group_type g : {CS_GRP_JUMP, CS_GRP_CALL, CS_GRP_BRANCH_RELATIVE})
+    if (cs_insn_group(handle_, &insn, g)) return;
+  if (chains_.empty()) chains_.assign(kChains, -1);
+  size_t length = 0;
+  for (int32_t i = chains_[*chain]; i >= 0; i = known_[static_cast<size_t>(i)].chain) ++length;
+  if (length == kMaxChain) return;
+  // The bytes it is kept by alone, at an address far from this one: the same instruction,
+  // with nothing more read, or it is not kept.
+  const uint8_t* p = code;
+  size_t left = match;
+  uint64_t elsewhere = insn.address ^ (uint64_t{1} << 40);
+  if (!cs_disasm_iter(handle_, &p, &left, &elsewhere, check_) || left != match - insn.size ||
+      check_->id != insn.id || check_->size != insn.size ||
+      std::strcmp(check_->mnemonic, insn.mnemonic) != 0 ||
+      std::strcmp(check_->op_str, insn.op_str) != 0 ||
+      std::memcmp(check_->detail, insn.detail, detail_size_) != 0)
+    return;
+  Known& k = known_.emplace_back();
+  k.insn = insn;
+  k.insn.detail = nullptr;
+  std::memcpy(&k.detail, insn.detail, detail_size_);
+  k.match = static_cast<uint8_t>(match);
+  k.next = match > insn.size ? code[insn.size] : 0;
+  k.chain = chains_[*chain];
+  chains_[*chain] = static_cast<int32_t>(known_.size() - 1);
+}
+
 Instructions::Instructions(Decoder& d, Bytes code, uint64_t address)
     : d_(d), code_(code), address_(address) {
   if (!d.pool_taken_) {
@@ -145,7 +218,21 @@ Instructions::Instructions(Decoder& d, Bytes code, uint64_t address)
         if (insn == nullptr) break;  // then not whole: each walk decodes it
         d.pool_.push_back(insn);
       }
-      if (!cs_disasm_iter(d.handle_, &p, &left, &at, d.pool_[count_])) break;
+      cs_insn* insn = d.pool_[count_];
+      if (const Decoder::Known* k = d.known(p, left)) {
+        cs_detail* detail = insn->detail;
+        *insn = k->insn;
+        insn->detail = detail;
+        std::memcpy(detail, &k->detail, d.detail_size_);
+        insn->address = at;
+        p += insn->size;
+        left -= insn->size;
+        at += insn->size;
+      } else if (const uint8_t* from = p; cs_disasm_iter(d.handle_, &p, &left, &at, insn)) {
+        d.remember(*insn, from, left + insn->size);
+      } else {
+        break;
+      }
       ++count_;
     }
     // Ended by an instruction that does not decode is whole too: a walk stops there.

@@ -52,6 +52,33 @@ class Decoder {
   // synthesis. Grows to the longest function kept (kMaxKept instructions at most).
   std::vector<cs_insn*> pool_;
   bool pool_taken_ = false;
+
+  // Instructions decoded before, by their bytes: Capstone decoding (and formatting its text)
+  // was most of a large module's side file, whose prologues and epilogues repeat the same
+  // few instructions. Only an instruction whose decoding depends on nothing but the bytes it
+  // is kept by is kept: those bytes alone, decoded at another address, give the same
+  // instruction (not a relative branch). They are its own bytes, and for a one-byte
+  // instruction the byte after it too, unless it ends the code (a function's `ret`).
+  // Bounded: a kept one is about 2 KB.
+  static constexpr size_t kMaxKnown = 1024;
+  static constexpr size_t kMaxChain = 8;  // kept ones starting with the same two bytes
+  struct Known {
+    cs_insn insn;
+    cs_detail detail;  // its first detail_size_ bytes: what Capstone writes
+    uint8_t match;     // the bytes it is kept by: insn.bytes, and for a one-byte one the next
+                       // unless it ends the code
+    uint8_t next;
+    int32_t chain;     // the next kept one with the same first two bytes, or -1
+  };
+  // The instruction kept for the code at `code`, or nullptr.
+  const Known* known(const uint8_t* code, size_t size) const;
+  // Keeps `insn`, just decoded from `code` (`size` bytes were left), if its decoding depends
+  // on those bytes alone.
+  void remember(const cs_insn& insn, const uint8_t* code, size_t size);
+  size_t detail_size_;           // the part of cs_detail Capstone writes for this architecture
+  std::vector<Known> known_;
+  std::vector<int32_t> chains_;  // by the first two bytes (a last one: by it): the first Known, or -1
+  cs_insn* check_;               // where remember() decodes the bytes again
 };
 
 // A function's instructions in order, for the analyzer's walks over it. Decoded once for all
