@@ -108,14 +108,14 @@ class RegRules {
   std::vector<Entry>::const_iterator end() const { return rules_.end(); }
 
  private:
-  std::vector<Entry>::iterator lower(uint16_t reg) {
-    return std::lower_bound(rules_.begin(), rules_.end(), reg,
+  // The first entry not below `reg`, in `rules` (const or not).
+  template <class Rules>
+  static auto lower(Rules& rules, uint16_t reg) {
+    return std::lower_bound(rules.begin(), rules.end(), reg,
                             [](const Entry& e, uint16_t r) { return e.first < r; });
   }
-  std::vector<Entry>::const_iterator lower(uint16_t reg) const {
-    return std::lower_bound(rules_.begin(), rules_.end(), reg,
-                            [](const Entry& e, uint16_t r) { return e.first < r; });
-  }
+  std::vector<Entry>::iterator lower(uint16_t reg) { return lower(rules_, reg); }
+  std::vector<Entry>::const_iterator lower(uint16_t reg) const { return lower(rules_, reg); }
   std::vector<Entry> rules_;
 };
 
