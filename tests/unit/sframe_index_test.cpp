@@ -2,6 +2,7 @@
 // decode()'s Error: the plugins keep the Index, the CLI and tests the decoded model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "sframe_vectors.h"
@@ -163,6 +164,48 @@ TEST(SFrameFunctionRanges, ReadsTheFunctionRecordsAsDecode) {
     ASSERT_EQ(ranges->size(), whole->fdes.size());
     for (size_t i = 0; i < ranges->size(); ++i)
       EXPECT_EQ((*ranges)[i].start, whole->fdes[i].func_start);
+  }
+}
+
+// functions_around stops early only where the header says sorted: with the flag as the
+// vector has it and with it cleared, it must answer every probe as a scan over all of
+// decode()'s functions does (the function holding the pc, the lowest start above it).
+TEST(SFrameFunctionRanges, FunctionsAroundAsAWholeScan) {
+  for (const auto& v : test::load_sframe_vectors()) {
+    SCOPED_TRACE(v.name);
+    auto whole = sframe::decode(v.content, v.section_base);
+    ASSERT_TRUE(whole);
+    std::vector<uint8_t> unflagged(v.content.begin(), v.content.end());
+    unflagged[sframe::kOffFlags] &= static_cast<uint8_t>(~sframe::kFlagFdeSorted);
+    // The functions in reverse order, flagged unsorted: an early stop would miss the pc's.
+    sframe::Section reversed = *whole;
+    std::reverse(reversed.fdes.begin(), reversed.fdes.end());
+    reversed.header.flags &= static_cast<uint8_t>(~sframe::kFlagFdeSorted);
+    std::vector<Bytes> cases{Bytes(v.content), Bytes(unflagged)};
+    auto reencoded = sframe::encode(reversed, {.version = sframe::kVersion2, .address = v.section_base});
+    if (reencoded && whole->fdes.size() > 1) cases.push_back(Bytes(*reencoded));
+    for (const Bytes bytes : cases) {
+      for (uint64_t pc : probe_pcs(*whole)) {
+        std::optional<sframe::AddressRange> holding;
+        std::optional<uint64_t> next;
+        for (const auto& fde : whole->fdes) {
+          if (!holding && pc >= fde.func_start && pc < fde.func_end())
+            holding = sframe::AddressRange{fde.func_start, fde.func_end()};
+          if (fde.func_start > pc && (!next || fde.func_start < *next)) next = fde.func_start;
+        }
+        auto around = sframe::functions_around(bytes, v.section_base, sframe::Format::SFrame, pc);
+        ASSERT_TRUE(around) << around.error().to_string();
+        EXPECT_EQ(around->holding.has_value(), holding.has_value()) << pc;
+        if (holding && around->holding) {
+          EXPECT_EQ(around->holding->start, holding->start) << pc;
+          EXPECT_EQ(around->holding->end, holding->end) << pc;
+        }
+        // Once a function holds the pc the scan may end: the next start is then not asked.
+        if (!holding) {
+          EXPECT_EQ(around->next_start, next) << pc;
+        }
+      }
+    }
   }
 }
 

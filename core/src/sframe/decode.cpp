@@ -33,14 +33,12 @@ Result<Section> decode(Bytes bytes, uint64_t section_address, Format format) {
   return s;
 }
 
-Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_address,
-                                                  Format format) {
+Result<void> visit_function_ranges(Bytes bytes, uint64_t section_address, Format format,
+                                   const std::function<bool(const AddressRange&)>& visit) {
   auto layout = detail::read_layout(bytes, format);
   if (!layout) return tl::unexpected(layout.error());
   const Header& h = layout->header;
   const VersionLayout& v = version_layout(h);
-  std::vector<AddressRange> out;
-  out.reserve(h.num_fdes);
   // read_layout() has checked that every index entry lies inside the section, so no read
   // below fails; the start and size are where read_fde() reads them (the rest of a v3
   // function's record lies among its rows, unread here).
@@ -53,8 +51,34 @@ Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_
     if (!size) return tl::unexpected(size.error());
     const uint64_t func_start =
         section_address + (h.pcrel() ? at : 0) + static_cast<uint64_t>(*start);
-    out.push_back({func_start, func_start + *size});
+    if (!visit({func_start, func_start + *size})) break;
   }
+  return {};
+}
+
+Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_address,
+                                                  Format format) {
+  std::vector<AddressRange> out;
+  auto visited = visit_function_ranges(bytes, section_address, format, [&](const AddressRange& fn) {
+    out.push_back(fn);
+    return true;
+  });
+  if (!visited) return tl::unexpected(visited.error());
+  return out;
+}
+
+Result<FunctionsAround> functions_around(Bytes bytes, uint64_t section_address, Format format,
+                                         uint64_t pc) {
+  auto layout = detail::read_layout(bytes, format);
+  if (!layout) return tl::unexpected(layout.error());
+  const bool sorted = layout->header.sorted();
+  FunctionsAround out;
+  auto visited = visit_function_ranges(bytes, section_address, format, [&](const AddressRange& fn) {
+    if (pc >= fn.start && pc < fn.end) out.holding = fn;
+    if (fn.start > pc && (!out.next_start || fn.start < *out.next_start)) out.next_start = fn.start;
+    return !out.holding && !(sorted && fn.start > pc);
+  });
+  if (!visited) return tl::unexpected(visited.error());
   return out;
 }
 

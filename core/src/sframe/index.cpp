@@ -199,11 +199,13 @@ Result<Index> Index::build(Bytes bytes, uint64_t section_address, Format format)
 Result<Index> Index::build_functions(Bytes bytes, uint64_t section_address, Format format) {
   auto layout = detail::read_layout(bytes, format);
   if (!layout) return tl::unexpected(layout.error());
-  auto functions = function_ranges(bytes, section_address, format);
-  if (!functions) return tl::unexpected(functions.error());
   Index index(bytes, layout->section.endian(), layout->header, section_address);
-  index.starts_.reserve(functions->size());
-  for (const AddressRange& fn : *functions) index.starts_.push_back(fn.start);
+  index.starts_.reserve(layout->header.num_fdes);
+  auto visited = visit_function_ranges(bytes, section_address, format, [&](const AddressRange& fn) {
+    index.starts_.push_back(fn.start);
+    return true;
+  });
+  if (!visited) return tl::unexpected(visited.error());
   // Unread: rows are then chosen as a binary search over them would (the rule for any order).
   index.rows_ascending_ = false;
   return index;

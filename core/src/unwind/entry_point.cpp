@@ -39,12 +39,10 @@ std::optional<UnwindRule> entry_point_rule(const elf::ElfFile& file) {
   }
 
   if (const auto found = sframe::find_section(file)) {
-    if (auto functions = sframe::function_ranges(found->section->data, found->section->addr,
-                                                 found->format)) {
-      for (const sframe::AddressRange& fn : *functions) {
-        if (entry >= fn.start && entry < fn.end) return std::nullopt;
-        if (fn.start > entry) end = std::min(end, fn.start);
-      }
+    if (auto around = sframe::functions_around(found->section->data, found->section->addr,
+                                               found->format, entry)) {
+      if (around->holding) return std::nullopt;
+      if (around->next_start) end = std::min(end, *around->next_start);
     }
   }
   if (auto symbols = file.symbols()) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,23 @@ Result<Section> decode(Bytes bytes, uint64_t section_address, Format format = Fo
 // be), no row and no v3 attribute record. For a caller that needs extents alone.
 Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_address,
                                                   Format format = Format::SFrame);
+
+// function_ranges() one function at a time, with no vector (a 1 M-function section's extents
+// are 16 MB of memory to fault in): `visit` gets each range in FDE order and returns whether to
+// go on. Errors as function_ranges()'s.
+Result<void> visit_function_ranges(Bytes bytes, uint64_t section_address, Format format,
+                                   const std::function<bool(const AddressRange&)>& visit);
+
+// The function holding `pc`, if any, and the lowest start above `pc` (nullopt: none), as a
+// scan of function_ranges() finds them. A section whose header says its functions are sorted
+// is read only up to the first function past `pc`: O(distance), not O(functions). A header
+// that lies about the order fails validate(); here it can only end the scan early.
+struct FunctionsAround {
+  std::optional<AddressRange> holding;
+  std::optional<uint64_t> next_start;
+};
+Result<FunctionsAround> functions_around(Bytes bytes, uint64_t section_address, Format format,
+                                         uint64_t pc);
 
 // For a bare section image with no name: CTF Frame when its bytes are a consistent CTF Frame
 // header and not a consistent SFrame one (the two share magic and version 1; only the header
