@@ -138,27 +138,65 @@ TEST_P(CfiWriterTest, ReadelfInterpretsTheRulesGiven) {
   for (const char* table : expected) EXPECT_NE(out.find(table), std::string::npos) << table << "\n---\n" << out;
 }
 
-// llvm-dwarfdump's interpretation spells out the expressions readelf's table shows as "exp":
-// function 3's second row must be exactly the rule given.
+// llvm-dwarfdump's interpretation of functions(), one line per row: it spells out the
+// expressions readelf's table shows as "exp" (function 3's second row must be exactly the rule
+// given).
+constexpr const char* kDwarfdumpRows[] = {
+    "0x1000: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
+    "0x1001: CFA=RSP+16: RBP=[CFA-16], RIP=[CFA-8]\n",
+    "0x1004: CFA=RBP+16: RBP=[CFA-16], RIP=[CFA-8]\n",
+    "0x101f: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
+    "0x1020: CFA=RSP+8: RBP=same, RIP=undefined\n",
+    "0x1030: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
+    "0x10c0: CFA=DW_OP_breg7 RSP+16, DW_OP_deref: RBP=[DW_OP_breg3 RBX+8], R12=CFA-32, "
+    "R13=R14, R15=[DW_OP_consts -44, DW_OP_plus], RIP=[CFA-8]\n",
+    "0x1100: CFA=RSP+8: RBX=undefined, RBP=same, R12=undefined, R13=undefined, R14=undefined, "
+    "R15=undefined, RIP=[CFA-8]\n",
+    "0x1101: CFA=RSP+16: RBX=[CFA-16], RBP=same, R12=undefined, R13=undefined, R14=undefined, "
+    "R15=undefined, RIP=[CFA-8]\n",
+};
+
 TEST_P(CfiWriterTest, DwarfdumpInterpretsTheRulesGiven) {
   std::string out =
       run("llvm-dwarfdump-22 " + std::string(eh() ? "--eh-frame " : "--debug-frame ") + path_.string() + " 2>&1");
   ASSERT_EQ(out.find("error"), std::string::npos) << out;
-  const char* expected[] = {
-      "0x1000: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
-      "0x1001: CFA=RSP+16: RBP=[CFA-16], RIP=[CFA-8]\n",
-      "0x1004: CFA=RBP+16: RBP=[CFA-16], RIP=[CFA-8]\n",
-      "0x101f: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
-      "0x1020: CFA=RSP+8: RBP=same, RIP=undefined\n",
-      "0x1030: CFA=RSP+8: RBP=same, RIP=[CFA-8]\n",
-      "0x10c0: CFA=DW_OP_breg7 RSP+16, DW_OP_deref: RBP=[DW_OP_breg3 RBX+8], R12=CFA-32, "
-      "R13=R14, R15=[DW_OP_consts -44, DW_OP_plus], RIP=[CFA-8]\n",
-      "0x1100: CFA=RSP+8: RBX=undefined, RBP=same, R12=undefined, R13=undefined, R14=undefined, "
-      "R15=undefined, RIP=[CFA-8]\n",
-      "0x1101: CFA=RSP+16: RBX=[CFA-16], RBP=same, R12=undefined, R13=undefined, R14=undefined, "
-      "R15=undefined, RIP=[CFA-8]\n",
-  };
-  for (const char* line : expected) EXPECT_NE(out.find(line), std::string::npos) << line << "\n---\n" << out;
+  for (const char* line : kDwarfdumpRows) EXPECT_NE(out.find(line), std::string::npos) << line << "\n---\n" << out;
+}
+
+// join_adjacent (GDB's files): functions() follow each other with no gap, so they share one
+// FDE, and every row still reads as given: each function's first row is stated by what changed
+// from the last, which a register the previous function named and this one does not must
+// undo. A fifth function, adjacent too, whose first row comes 4 bytes after its start, gets
+// an FDE of its own: before that row it has no rule, which joining would have replaced.
+TEST(CfiWriterJoin, AdjacentFunctionsShareAnFdeWithTheSameRows) {
+  auto fns = functions();
+  fns.push_back({0x1110, 0x1120, {{0x1114, rule(sp(16), RegRule::at_cfa(-8), RegRule::unchanged())}}});
+  elf::SideFileSpec spec;
+  spec.machine = 62;  // EM_X86_64
+  spec.type = 3;      // ET_DYN
+  spec.build_id = std::vector<uint8_t>(20, 0xab);
+  spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, 0x1000, 0x120, 16}};
+  spec.debug_frame = dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8, 256});
+  auto bytes = elf::write_side_file(spec);
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("unwindkit-cfi-writer-join-" + std::to_string(::getpid()) + ".debug");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+
+  const std::string frames = run("readelf --debug-dump=frames " + path.string() + " 2>&1");
+  EXPECT_EQ(frames.find("Warning"), std::string::npos) << frames;
+  size_t fdes = 0;
+  for (size_t at = frames.find(" FDE "); at != std::string::npos; at = frames.find(" FDE ", at + 1)) ++fdes;
+  EXPECT_EQ(fdes, 2u) << frames;
+  EXPECT_NE(frames.find("FDE cie=00000000 pc=0000000000001000..0000000000001110"), std::string::npos) << frames;
+  EXPECT_NE(frames.find("FDE cie=00000000 pc=0000000000001110..0000000000001120"), std::string::npos) << frames;
+
+  const std::string rows = run("llvm-dwarfdump-22 --debug-frame " + path.string() + " 2>&1");
+  EXPECT_EQ(rows.find("error"), std::string::npos) << rows;
+  for (const char* line : kDwarfdumpRows) EXPECT_NE(rows.find(line), std::string::npos) << line << "\n---\n" << rows;
+  EXPECT_NE(rows.find("0x1110: CFA=unspecified\n"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("0x1114: CFA=RSP+16: RBP=same, RIP=[CFA-8]\n"), std::string::npos) << rows;
+  std::filesystem::remove(path);
 }
 
 }  // namespace

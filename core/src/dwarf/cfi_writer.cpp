@@ -28,14 +28,13 @@ class Out {
 
   void u8(uint8_t v) { bytes_.push_back(v); }
   void uint(uint64_t v, unsigned size) {
+    bytes_.resize(bytes_.size() + size);
+    uint(v, size, bytes_.size() - size);
+  }
+  // Written over the bytes at `at` (a field whose value was known later).
+  void uint(uint64_t v, unsigned size, size_t at) {
     for (unsigned i = 0; i < size; ++i) {
       unsigned shift = endian_ == Endian::Little ? 8 * i : 8 * (size - 1 - i);
-      bytes_.push_back(static_cast<uint8_t>(v >> shift));
-    }
-  }
-  void patch_u32(size_t at, uint32_t v) {
-    for (unsigned i = 0; i < 4; ++i) {
-      unsigned shift = endian_ == Endian::Little ? 8 * i : 8 * (3 - i);
       bytes_[at + i] = static_cast<uint8_t>(v >> shift);
     }
   }
@@ -281,7 +280,7 @@ void advance(Out& out, uint64_t delta) {
 // Entries are padded with DW_CFA_nop to a multiple of the address size.
 void pad_and_close(Out& out, size_t length_field, unsigned address_size) {
   while ((out.size() - length_field) % address_size != 0) out.u8(DW_CFA_nop);
-  out.patch_u32(length_field, static_cast<uint32_t>(out.size() - length_field - 4));
+  out.uint(out.size() - length_field - 4, 4, length_field);
 }
 
 // The CIE and FDEs shared by both sections; `eh` selects .eh_frame's header fields.
@@ -323,19 +322,40 @@ std::vector<uint8_t> write_cfi(std::span<const CfiFunction> functions, const Cfi
 
   RowWriter rows(out, options);
   RegRules wanted;
+  // The open FDE: its header's offset, where its program starts, the addresses it covers and
+  // its last row's.
+  size_t fde = 0, program = 0;
+  uint64_t fde_start = 0, fde_end = 0, at = 0;
+  auto close = [&] {
+    if (fde_end == 0) return;
+    out.uint(fde_end - fde_start, address_size, fde + 8 + address_size);
+    pad_and_close(out, fde, address_size);
+  };
   for (const CfiFunction& fn : functions) {
-    const size_t fde = out.size();
-    out.uint(0, 4);  // length
-    // CIE pointer: .debug_frame's is the CIE's section offset, .eh_frame's the distance back
-    // from this field to it.
-    out.uint(eh ? out.size() - cie : cie, 4);
-    out.uint(fn.start, address_size);
-    out.uint(fn.end - fn.start, address_size);
-    if (eh) out.uleb(0);  // no augmentation data
-    rows.start_function();
-    uint64_t at = fn.start;
+    // Only a function with a row at its start goes on in the open FDE (its row there stated
+    // by what changed): before a later first row, its own FDE has no rule at all, which the
+    // previous function's last row would replace.
+    if (fde_end != 0 && fn.start == fde_end && out.size() - program < options.join_within &&
+        !fn.rows.empty() && fn.rows.front().address == fn.start) {
+      fde_end = fn.end;
+    } else {
+      close();
+      fde = out.size();
+      out.uint(0, 4);  // length
+      // CIE pointer: .debug_frame's is the CIE's section offset, .eh_frame's the distance
+      // back from this field to it.
+      out.uint(eh ? out.size() - cie : cie, 4);
+      out.uint(fn.start, address_size);
+      out.uint(0, address_size);  // address range, patched at the close
+      if (eh) out.uleb(0);  // no augmentation data
+      rows.start_function();
+      program = out.size();
+      fde_start = at = fn.start;
+      fde_end = fn.end;
+    }
     for (const CfiRow& row : fn.rows) {
-      if (row.address < at || row.address >= fn.end) continue;  // unsorted or outside: skip
+      // Unsorted or outside: skipped.
+      if (row.address < at || row.address < fn.start || row.address >= fn.end) continue;
       advance(out, row.address - at);
       at = row.address;
       rows.cfa(row.rule.cfa);
@@ -344,8 +364,8 @@ std::vector<uint8_t> write_cfi(std::span<const CfiFunction> functions, const Cfi
       for (const auto& [reg, rule] : wanted) rows.reg(reg, rule);
       rows.ra_mangled(row.rule.ra_mangled);
     }
-    pad_and_close(out, fde, address_size);
   }
+  close();
   return std::move(out.bytes());
 }
 

@@ -29,6 +29,13 @@ struct CfiWriterOptions {
   Arch arch = Arch::X86_64;
   Endian endian = Endian::Little;
   unsigned address_size = 8;  // bytes in initial_location / address_range
+  // A function that follows the previous one with no gap goes on in its FDE while that FDE's
+  // program is shorter than this many bytes (0: never), its first row stated by what changed
+  // from the last. The rules at every address are the same, and a reader parses and sorts
+  // fewer FDEs. But a reader runs an FDE's program from its start to the pc for every frame,
+  // hence the bound; and one that takes FDE extents for function bounds (LLDB) must not get
+  // this.
+  size_t join_within = 0;
 };
 
 // The bytes of a 32-bit-DWARF `.debug_frame` section: one CIE (version 3, no augmentation,
