@@ -10,7 +10,7 @@ namespace unwindkit::server {
 namespace {
 
 // Bumped whenever synthesized files change, so stale disk entries are not reused.
-constexpr int kFormat = 3;
+constexpr int kFormat = 4;
 constexpr const char* kFileSuffix = ".debug";
 constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the reason
 
