@@ -1,12 +1,16 @@
 // The in-process debuginfod server (see module_server.h).
 #include "module_server.h"
 
+#include <arpa/inet.h>
 #include <elf.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -149,7 +153,7 @@ ModuleServer* ModuleServer::instance() {
     const auto dir = client_cache_dir();
     if (!dir) return nullptr;
     auto* made = new ModuleServer(*dir);  // lives as long as the process: LLDB never unloads
-    if (made->start()) {
+    if (made->reserve()) {
       std::atexit([] {
         std::error_code ec;
         std::filesystem::remove_all(server->client_cache_, ec);
@@ -162,24 +166,48 @@ ModuleServer* ModuleServer::instance() {
   return server;
 }
 
-bool ModuleServer::start() {
+bool ModuleServer::reserve() {
   // A client hanging up mid-answer must not end the debugger.
   std::signal(SIGPIPE, SIG_IGN);
-  server::ServerOptions options;
-  options.bind = kHost;
-  options.port = 0;
-  // LLDB loads a few modules at once; a request beyond these waits its turn (each is short).
-  options.threads = 2;
-  options.log_requests = false;
-  // LLDB reads no reason: most answers are refusals (every module without tables), unbodied.
-  options.refusal_bodies = false;
-  http_ = std::make_unique<server::DebuginfodServer>(
-      [this](std::string_view id) { return find(id); }, cache_, options);
-  auto port = http_->bind();
-  if (!port) return false;
-  url_ = fmt::format("http://{}:{}", kHost, *port);
-  std::thread([this] { http_->run(); }).detach();
+  const int sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (sock < 0) return false;
+  // cpp-httplib binds its listening socket with SO_REUSEPORT too: it takes the port while the
+  // reservation still holds it, so no other socket can take it in between.
+  const int yes = 1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  socklen_t length = sizeof address;
+  if (::inet_pton(AF_INET, kHost, &address.sin_addr) != 1 ||
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEPORT, &yes, sizeof yes) != 0 ||
+      ::bind(sock, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ::close(sock);
+    return false;
+  }
+  reserved_socket_ = sock;
+  port_ = ntohs(address.sin_port);
+  url_ = fmt::format("http://{}:{}", kHost, port_);
   return true;
+}
+
+void ModuleServer::listen() {
+  std::call_once(listening_, [this] {
+    server::ServerOptions options;
+    options.bind = kHost;
+    options.port = port_;
+    // LLDB loads a few modules at once; a request beyond these waits its turn (each is short).
+    options.threads = 2;
+    options.log_requests = false;
+    // LLDB reads no reason: most answers are refusals (every module without tables), unbodied.
+    options.refusal_bodies = false;
+    http_ = std::make_unique<server::DebuginfodServer>(
+        [this](std::string_view id) { return find(id); }, cache_, options);
+    // Not listening, LLDB's requests are refused as before: the command-override path still
+    // installs side files.
+    if (http_->bind()) std::thread([this] { http_->run(); }).detach();
+    ::close(reserved_socket_);
+    reserved_socket_ = -1;
+  });
 }
 
 void ModuleServer::attach(lldb::SBDebugger debugger) {
@@ -196,6 +224,9 @@ void ModuleServer::attach(lldb::SBDebugger debugger) {
   debugger.SetLoggingCallback(&ModuleServer::on_log, this);
   std::array categories = kLogCategories;
   debugger.EnableLog(kLogChannel, categories.data());
+  // The user's servers are asked after ours only on its 404: a refusal would end the search.
+  if (std::any_of(urls.begin(), urls.end(), [this](const std::string& url) { return url != url_; }))
+    listen();
 }
 
 // On LLDB's loading thread, as LLDB makes a module of the file and before it asks for the
@@ -204,26 +235,34 @@ void ModuleServer::on_log(const char* text, void* baton) {
   if (text == nullptr) return;
   auto* self = static_cast<ModuleServer*>(baton);
   std::vector<server::IndexedModule> modules;
+  bool unlinked = false;  // a module with tables LLDB will ask the server for
   {
     std::lock_guard lock(self->mutex_);
-    for (const std::string& path : quoted_paths(text))
-      if (self->named_.insert(path).second)
-        if (auto module = self->index(path)) modules.push_back(std::move(*module));
+    for (const std::string& path : quoted_paths(text)) {
+      if (!self->named_.insert(path).second) continue;
+      Named named = self->index(path);
+      if (named.module)
+        modules.push_back(std::move(*named.module));
+      else
+        unlinked = unlinked || named.tables;
+    }
   }
-  for (const server::IndexedModule& module : modules) self->hand_over(module);
+  for (const server::IndexedModule& module : modules)
+    if (!self->hand_over(module)) unlinked = true;
+  if (unlinked) self->listen();
 }
 
-std::optional<server::IndexedModule> ModuleServer::index(const std::string& path) {
+ModuleServer::Named ModuleServer::index(const std::string& path) {
   const std::optional<std::string> build_id = table_build_id(path);
-  if (!build_id) return std::nullopt;
+  if (!build_id) return {};
   std::vector<std::string> notes;  // files that are no modules: nothing to report
   index_.add_file(path, notes);
   const server::IndexedModule* module = index_.find(*build_id);
-  if (module == nullptr || module->path != path || !enabled_ || paused_ > 0) return std::nullopt;
-  return *module;
+  if (module == nullptr || module->path != path || !enabled_ || paused_ > 0) return {true, {}};
+  return {true, *module};
 }
 
-void ModuleServer::hand_over(const server::IndexedModule& module) {
+bool ModuleServer::hand_over(const server::IndexedModule& module) {
   // The file is put where LLDB's download cache looks before it asks a server: LLDB opens it
   // where it lies instead of fetching it (a side file of a 1,000,000-function module is tens
   // of MB: most of a second over HTTP, then written again into LLDB's cache). A link to the
@@ -236,12 +275,13 @@ void ModuleServer::hand_over(const server::IndexedModule& module) {
     cache_.get(module, source, debuginfo::FallbackNames::Lldb);
     kept = cache_.stored(module, debuginfo::FallbackNames::Lldb);  // none: nothing to add
   }
-  if (!kept) return;
+  if (!kept) return false;
   const std::filesystem::path link = client_cache_ / (kClientCachePrefix + module.build_id);
   std::error_code ec;
-  if (std::filesystem::exists(link, ec)) return;
+  if (std::filesystem::exists(link, ec)) return true;
   std::filesystem::create_hard_link(*kept, link, ec);
   if (ec) std::filesystem::create_symlink(*kept, link, ec);  // the cache on another file system
+  return !ec;
 }
 
 std::optional<server::IndexedModule> ModuleServer::find(std::string_view build_id) {

@@ -15,6 +15,16 @@
 // read from the file itself; nothing else is served. A file made for the same content in an
 // earlier session is linked into the private client cache as the file is named, where LLDB
 // looks before asking: LLDB opens it in place, with no request.
+//
+// So the server answers only refusals while every module with tables has its file linked, and
+// each answer costs LLDB's loading thread a connection (six for a program on a core: 4 ms of
+// the 140 ms `target create` takes). A debugger with no debuginfod URL of its own therefore
+// has the server's port reserved but not listened on: LLDB's request is refused at once, and a
+// refused connection is a "not found" to LLDB as a 404 is. The server listens from the moment
+// a module with tables is named whose file it could not link (or did not, while unwinding is
+// disabled or paused): LLDB asks for that one after the log line, on the same thread. With
+// URLs of the user's after ours, it listens from the start: its 404 sends LLDB on to them,
+// where a refusal would end LLDB's search.
 #pragma once
 
 #include <lldb/API/LLDB.h>
@@ -37,11 +47,12 @@ namespace unwindkit::lldb_plugin {
 
 class ModuleServer {
  public:
-  // The process's one server, started on first use; nullptr when it could not start (the
-  // command-override path still installs side files then).
+  // The process's one server, its port reserved on first use; nullptr when it could not be
+  // (the command-override path still installs side files then).
   static ModuleServer* instance();
 
-  // Points `debugger` at the server: URL, client cache path and the module log. Idempotent.
+  // Points `debugger` at the server: URL, client cache path and the module log; the server
+  // listens at once if the debugger has debuginfod URLs of its own. Idempotent.
   void attach(lldb::SBDebugger debugger);
   // Whether `module`'s symbol file is one LLDB fetched from this server.
   bool served(lldb::SBModule module) const;
@@ -67,15 +78,24 @@ class ModuleServer {
   const std::string& url() const { return url_; }
 
  private:
+  // A file LLDB named: whether it has tables to restate, and the module to hand LLDB a file
+  // for now, if any.
+  struct Named {
+    bool tables = false;
+    std::optional<server::IndexedModule> module;
+  };
+
   ModuleServer(std::filesystem::path client_cache);
-  bool start();
+  // Reserves the port: bound, not listened on (connections to it are refused).
+  bool reserve();
+  // Makes the server listen on the reserved port, once; the reservation then goes.
+  void listen();
   static void on_log(const char* text, void* baton);
-  // Indexes a file LLDB named, when it has tables to restate (under mutex_); the module to
-  // hand LLDB a file for, if any.
-  std::optional<server::IndexedModule> index(const std::string& path);
+  // Indexes a file LLDB named, when it has tables to restate (under mutex_).
+  Named index(const std::string& path);
   // Puts the file for `module`, made now if no session made it before, where LLDB's download
-  // cache looks before it asks a server.
-  void hand_over(const server::IndexedModule& module);
+  // cache looks before it asks a server. False when no file is there for LLDB to find.
+  bool hand_over(const server::IndexedModule& module);
   std::optional<server::IndexedModule> find(std::string_view build_id);
 
   std::filesystem::path client_cache_;
@@ -85,6 +105,9 @@ class ModuleServer {
   std::set<std::string> named_;  // every path LLDB's log named
   server::ModuleIndex index_;
   server::DebugFileCache cache_;
+  std::once_flag listening_;
+  int reserved_socket_ = -1;
+  int port_ = 0;
   std::unique_ptr<server::DebuginfodServer> http_;
   std::string url_;
 };
