@@ -56,17 +56,6 @@ Result<void> visit_function_ranges(Bytes bytes, uint64_t section_address, Format
   return {};
 }
 
-Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_address,
-                                                  Format format) {
-  std::vector<AddressRange> out;
-  auto visited = visit_function_ranges(bytes, section_address, format, [&](const AddressRange& fn) {
-    out.push_back(fn);
-    return true;
-  });
-  if (!visited) return tl::unexpected(visited.error());
-  return out;
-}
-
 Result<FunctionsAround> functions_around(Bytes bytes, uint64_t section_address, Format format,
                                          uint64_t pc) {
   auto layout = detail::read_layout(bytes, format);

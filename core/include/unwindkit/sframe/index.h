@@ -24,9 +24,9 @@ class Index {
   // `bytes` must outlive the Index. Errors are decode()'s for the same bytes.
   static Result<Index> build(Bytes bytes, uint64_t section_address,
                              Format format = Format::SFrame);
-  // The functions alone, from their index entries (function_ranges()): no row is read, and
+  // The functions alone, from their index entries (visit_function_ranges()): no row is read, and
   // each lookup reads its function's rows from the bytes. A tenth of build()'s time on a
-  // large section, for a few lookups; it checks only what function_ranges() reads, so it is
+  // large section, for a few lookups; it checks only what visit_function_ranges() reads, so it is
   // for a section validate() passes.
   static Result<Index> build_functions(Bytes bytes, uint64_t section_address,
                                        Format format = Format::SFrame);

@@ -24,20 +24,16 @@ namespace unwindkit::sframe {
 // one (Header::format says which it was), so it dumps, looks up and lowers like one.
 Result<Section> decode(Bytes bytes, uint64_t section_address, Format format = Format::SFrame);
 
-// Each function's [start, end) in FDE order, as the function index states them: the header
-// and each function's index entry are read (failing with decode()'s Error where they cannot
-// be), no row and no v3 attribute record. For a caller that needs extents alone.
-Result<std::vector<AddressRange>> function_ranges(Bytes bytes, uint64_t section_address,
-                                                  Format format = Format::SFrame);
-
-// function_ranges() one function at a time, with no vector (a 1 M-function section's extents
-// are 16 MB of memory to fault in): `visit` gets each range in FDE order and returns whether to
-// go on. Errors as function_ranges()'s.
+// Each function's [start, end) in FDE order, as the function index states them, one at a time
+// to `visit`, which returns whether to go on (no vector: a 1 M-function section's extents are
+// 16 MB of memory to fault in). The header and each function's index entry are read (failing
+// with decode()'s Error where they cannot be), no row and no v3 attribute record. For a
+// caller that needs extents alone.
 Result<void> visit_function_ranges(Bytes bytes, uint64_t section_address, Format format,
                                    const std::function<bool(const AddressRange&)>& visit);
 
 // The function holding `pc`, if any, and the lowest start above `pc` (nullopt: none), as a
-// scan of function_ranges() finds them. A section whose header says its functions are sorted
+// scan of visit_function_ranges() finds them. A section whose header says its functions are sorted
 // is read only up to the first function past `pc`: O(distance), not O(functions). A header
 // that lies about the order fails validate(); here it can only end the scan early.
 struct FunctionsAround {
