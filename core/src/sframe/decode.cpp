@@ -33,16 +33,14 @@ Result<Section> decode(Bytes bytes, uint64_t section_address, Format format) {
   return s;
 }
 
-Result<void> visit_function_ranges(Bytes bytes, uint64_t section_address, Format format,
-                                   const std::function<bool(const AddressRange&)>& visit) {
-  auto layout = detail::read_layout(bytes, format);
-  if (!layout) return tl::unexpected(layout.error());
-  const Header& h = layout->header;
+Result<void> detail::visit_function_ranges(const Layout& layout, uint64_t section_address,
+                                           const std::function<bool(const AddressRange&)>& visit) {
+  const Header& h = layout.header;
   const VersionLayout& v = version_layout(h);
   // read_layout() has checked that every index entry lies inside the section, so no read
   // below fails; the start and size are where read_fde() reads them (the rest of a v3
   // function's record lies among its rows, unread here).
-  const ByteReader& r = layout->section;
+  const ByteReader& r = layout.section;
   for (size_t i = 0; i < h.num_fdes; ++i) {
     const uint64_t at = h.fde_subsection() + i * uint64_t{v.entry_size};
     auto start = r.sint_at(static_cast<size_t>(at), v.start_width, "start");
@@ -56,13 +54,20 @@ Result<void> visit_function_ranges(Bytes bytes, uint64_t section_address, Format
   return {};
 }
 
+Result<void> visit_function_ranges(Bytes bytes, uint64_t section_address, Format format,
+                                   const std::function<bool(const AddressRange&)>& visit) {
+  auto layout = detail::read_layout(bytes, format);
+  if (!layout) return tl::unexpected(layout.error());
+  return detail::visit_function_ranges(*layout, section_address, visit);
+}
+
 Result<FunctionsAround> functions_around(Bytes bytes, uint64_t section_address, Format format,
                                          uint64_t pc) {
   auto layout = detail::read_layout(bytes, format);
   if (!layout) return tl::unexpected(layout.error());
   const bool sorted = layout->header.sorted();
   FunctionsAround out;
-  auto visited = visit_function_ranges(bytes, section_address, format, [&](const AddressRange& fn) {
+  auto visited = detail::visit_function_ranges(*layout, section_address, [&](const AddressRange& fn) {
     if (pc >= fn.start && pc < fn.end) out.holding = fn;
     if (fn.start > pc && (!out.next_start || fn.start < *out.next_start)) out.next_start = fn.start;
     return !out.holding && !(sorted && fn.start > pc);

@@ -201,7 +201,7 @@ Result<Index> Index::build_functions(Bytes bytes, uint64_t section_address, Form
   if (!layout) return tl::unexpected(layout.error());
   Index index(bytes, layout->section.endian(), layout->header, section_address);
   index.starts_.reserve(layout->header.num_fdes);
-  auto visited = visit_function_ranges(bytes, section_address, format, [&](const AddressRange& fn) {
+  auto visited = detail::visit_function_ranges(*layout, section_address, [&](const AddressRange& fn) {
     index.starts_.push_back(fn.start);
     return true;
   });

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ struct Layout {
   ByteReader fres;
 };
 Result<Layout> read_layout(Bytes bytes, Format format);
+// sframe::visit_function_ranges() for a layout already read (its callers need the header too).
+Result<void> visit_function_ranges(const Layout& layout, uint64_t section_address,
+                                   const std::function<bool(const AddressRange&)>& visit);
 
 // The size of the FRE start field for an FDE's FRE type in `format`; 0 for an unknown type.
 // Inline, as check_fre_type(): asked for every row of a large section.
