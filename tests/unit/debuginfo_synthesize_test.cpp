@@ -425,6 +425,38 @@ TEST_F(SynthesizeTest, FileAddedLaterNamesFunctionsItself) {
   EXPECT_EQ(sections.find(".debug_info"), std::string::npos) << sections;
 }
 
+// GDB's file (no fallback names) restates only what GDB uses: the module's executable
+// sections, which relocate its `.debug_frame`, and no symbol where the module names no function
+// (GDB weighs every symbol of a separate debug file as it looks up each frame's pc).
+TEST_F(SynthesizeTest, GdbFileHoldsOnlyTheModulesCodeSections) {
+  const std::string module_path = fixture("stripped/prog").string();
+  auto stripped = elf::ElfFile::open(module_path);
+  ASSERT_TRUE(stripped);
+  debuginfo::SynthesizeOptions none;
+  none.fallback_names = debuginfo::FallbackNames::None;
+  auto made = debuginfo::synthesize(*stripped, none);
+  ASSERT_TRUE(made && !made->bytes.empty());
+  const std::string path = write(made->bytes, "gdb-code-only").string();
+  // "name address" of every allocated section readelf lists, with its flags.
+  static const std::regex section_re(R"(\]\s+(\S+)\s+\S+\s+([0-9a-f]{16})\s+\S+\s+\S+\s+\S+\s+(\S*A\S*)\s)");
+  auto sections = [](const std::string& text, bool code_only) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, section_re) && m[2].str() != std::string(16, '0') &&
+          (!code_only || m[3].str().find('X') != std::string::npos))
+        out.push_back(m[1].str() + " " + m[2].str());
+    }
+    return out;
+  };
+  const std::vector<std::string> code = sections(run("readelf -SW " + module_path), true);
+  ASSERT_FALSE(code.empty());
+  EXPECT_EQ(sections(run("readelf -SW " + path), false), code);
+  const std::string symbols = run("readelf -sW " + path);
+  EXPECT_EQ(symbols.find("FUNC"), std::string::npos) << symbols;
+}
+
 // A section failing the strict checks gives no CFI at all, and says where it is wrong.
 TEST_F(SynthesizeTest, CorruptSFrameGivesNothing) {
   auto bytes = test::read_file(fixture("stripped/prog"));
