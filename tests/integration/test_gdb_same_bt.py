@@ -32,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
@@ -197,6 +198,20 @@ def side_file_problem(status, exe, want_side_file, mode):
     return ""
 
 
+def whole_side_files(cache, timeout=60):
+    """The whole side files (not the entry point's alone) in `cache`, once the first session's
+    detached process has made one; [] if none comes within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        names = [n for n in os.listdir(cache) if n.endswith(".gdb.debug")
+                 and not n.endswith(".entry.gdb.debug") and not n.startswith(".tmp-")] \
+            if os.path.isdir(cache) else []
+        if names:
+            return [os.path.join(cache, n) for n in names]
+        time.sleep(0.2)
+    return []
+
+
 def check_program(arch, case, work, src, env, mode):
     pair = truth.build_pair(case, arch, work, src)
     stripped_core = truth.make_core(pair.stripped, arch)
@@ -214,6 +229,18 @@ def check_program(arch, case, work, src, env, mode):
 
     oracle = threads(run_bt(arch, pair.eh_frame.exe, oracle_core, env, False, False)[0], folders)
     rows = [plugin_row("v1 core", oracle, pair.stripped.exe, stripped_core)]
+    if mode == "later" and want_side_file:
+        # The session after: the whole side file the first one had made in the background,
+        # attached from the cache; GDB's own unwinder does every frame.
+        row = Row(arch.name, case.name, "v1 core, next session")
+        made = whole_side_files(env["UNWINDKIT_CACHE_DIR"])
+        lines, status = run_bt(arch, pair.stripped.exe, stripped_core, env, True, False, (), "on")
+        compare(row, oracle, threads(lines, [*folders, (pair.stripped.dir, "<copy>")]))
+        if not made:
+            row.problem = row.problem or "the first session made no whole side file"
+        elif f"side file {made[0]}" not in status:
+            row.problem = row.problem or f"the next session did not attach {made[0]}:\n{status}"
+        rows.append(row)
     if arch is truth.X86_64:
         for twin in make_twins(pair.stripped):
             early, extra = (), ()

@@ -50,6 +50,11 @@ _TRACE_SUFFIX = ".gdb.trace"  # "1" or "0": whether the file has `.trace` (trace
 _WAIT_LIMIT = 4 << 20  # bytes of .sframe: about 160,000 functions, 0.5 s of synthesis
 _CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function module's is 46 MB
 _STALE_TMP_SECONDS = 3600  # a private file this old was left by a GDB that died writing it
+# The detached process starts once GDB is idle: CPU used over one poll interval below
+# _IDLE_SHARE of it (GDB's own threads count: the strict checks of the same file), or GDB gone.
+_IDLE_POLL_SECONDS = 0.1
+_IDLE_SHARE = 0.2
+_IDLE_WAIT_LIMIT_SECONDS = 10  # then it starts anyway, at idle priority
 
 
 def _folder():
@@ -107,11 +112,39 @@ def _remove(path):
         pass
 
 
+def _cpu_seconds(pid):
+    """CPU time process `pid` has used, all its threads (/proc/PID/stat utime + stime); None
+    once it has ended."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()  # after the command name, which may hold spaces
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_until_idle(pid):
+    """Returns once GDB (`pid`) is idle or gone, or after _IDLE_WAIT_LIMIT_SECONDS. Started at
+    once, even at idle priority, the work slowed GDB's loading and its checks of the module on a
+    two-core machine: a 1 M-function module's first `bt` ended 0.37-0.41 s into the session,
+    against 0.25-0.26 s when the work waits."""
+    deadline = time.monotonic() + _IDLE_WAIT_LIMIT_SECONDS
+    used = _cpu_seconds(pid)
+    while used is not None and time.monotonic() < deadline:
+        time.sleep(_IDLE_POLL_SECONDS)
+        now = _cpu_seconds(pid)
+        if now is None or now - used < _IDLE_SHARE * _IDLE_POLL_SECONDS:
+            return
+        used = now
+
+
 def _make_detached(path, debug_files, dest):
     """Makes the whole side file of `path` at `dest` in a process of its own, at the lowest
     priority (SCHED_IDLE), detached from GDB: it outlives a batch session, which ends long before a
     browser-sized module's file is made, and shares nothing with GDB after the fork (no GDB
-    code runs in it; it ends with os._exit whatever happens)."""
+    code runs in it; it ends with os._exit whatever happens). It starts its work once GDB is
+    idle (at its prompt, or gone): the session that started it comes first."""
+    gdb_pid = os.getpid()
     pid = os.fork()
     if pid:
         try:
@@ -133,6 +166,7 @@ def _make_detached(path, debug_files, dest):
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         except (AttributeError, OSError):
             os.nice(10)
+        _wait_until_idle(gdb_pid)
         import _unwindkit
         data = _unwindkit.side_file(path, debug_files)[0]
         if data is not None:
