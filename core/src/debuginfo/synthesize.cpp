@@ -243,15 +243,20 @@ std::vector<dwarf::CfiFunction> entry_function(const elf::ElfFile& module) {
 
 // Below this many functions one thread does it all: starting threads would cost more.
 constexpr size_t kFunctionsPerThread = 4096;
+// Functions analyzed, then written, at a time (synthesize): their rows take about 20 MB.
+constexpr size_t kFunctionsPerBatch = size_t{1} << 15;
 constexpr unsigned kMaxThreads = 16;
 
 }  // namespace
 
 std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
-                                              const elf::ElfFile& module) {
+                                              const elf::ElfFile& module, size_t first,
+                                              size_t last) {
   // Each function's analysis is independent of the others' (a large module's synthesis is
   // mostly this): contiguous shares on as many threads as the machine has, joined in order.
-  const size_t count = section.fdes.size();
+  last = std::min(last, section.fdes.size());
+  first = std::min(first, last);
+  const size_t count = last - first;
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(
       count / kFunctionsPerThread, 1, std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads)));
   auto share = [&](size_t begin, size_t end) {
@@ -261,7 +266,7 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
         out.push_back(std::move(fn));
     return out;
   };
-  auto bound = [&](unsigned t) { return count * t / threads; };
+  auto bound = [&](unsigned t) { return first + count * t / threads; };
   std::vector<std::future<std::vector<dwarf::CfiFunction>>> others;
   unsigned launched = 1;  // shares [0, launched) have a thread, this one's the first
   try {
@@ -271,12 +276,12 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
   } catch (const std::system_error&) {
     // No thread to be had (a process at its limit): this one does the shares left.
   }
-  std::vector<dwarf::CfiFunction> out = share(0, bound(1));
+  std::vector<dwarf::CfiFunction> out = share(first, bound(1));
   auto append = [&out](std::vector<dwarf::CfiFunction> part) {
     out.insert(out.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   };
   for (auto& other : others) append(other.get());
-  append(share(bound(launched), count));
+  append(share(bound(launched), last));
   return out;
 }
 
@@ -306,49 +311,78 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
   bool few_functions = true;  // see SynthesizeOptions::dwarf_unit_from
   if (options.unwind && (sframe || options.entry_point_only)) {
     const std::optional<UnwindRule> entry_rule = unwind::entry_point_rule(module);
-    // Entry point only: its own rule, else the SFrame function there (decoded only then).
-    std::vector<dwarf::CfiFunction> functions =
-        sframe ? cfi_functions(*sframe, module) : entry_rule ? std::vector<dwarf::CfiFunction>{}
-                                                             : entry_function(module);
+    // The entry point's own rule goes in order among the SFrame functions.
+    std::optional<dwarf::CfiFunction> entry;
+    if (entry_rule) entry = dwarf::CfiFunction{entry_rule->func_start, entry_rule->func_end,
+                                               {{entry_rule->func_start, *entry_rule}}};
     // A debugger takes a debug file's .debug_frame over the module's own CFI where both
     // describe a function (GDB 13 does): leave out what the module's CFI already covers.
-    if (auto own = dwarf::CfiTables::open(module); own && !own->empty())
-      std::erase_if(functions, [&](const dwarf::CfiFunction& fn) {
-        auto covered = own->lookup(fn.start);  // an error: an FDE we cannot lower (a PLT's)
-        return !covered || *covered;
-      });
-    if (const auto& rule = entry_rule) {
-      dwarf::CfiFunction fn{rule->func_start, rule->func_end, {{rule->func_start, *rule}}};
-      functions.insert(std::upper_bound(functions.begin(), functions.end(), fn,
-                                        [](const auto& a, const auto& b) { return a.start < b.start; }),
-                       std::move(fn));
-    }
+    auto own = dwarf::CfiTables::open(module);
+    const bool has_own = own && !own->empty();
+    auto covered = [&](const dwarf::CfiFunction& fn) {
+      if (!has_own) return false;
+      auto found = own->lookup(fn.start);  // an error: an FDE we cannot lower (a PLT's)
+      return !found || *found;
+    };
     // LLDB names what it finds only in `.eh_frame` itself; a module's own `.eh_frame` would
     // give way to ours (LLDB keeps the larger of two same-named sections).
     const bool eh_frame = options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it &&
                           module.section(kEhFrame) == nullptr;
     const std::map<uint64_t, std::string> names = function_names(module);
-    for (const dwarf::CfiFunction& fn : functions) {
-      if (routines.contains(fn.start)) continue;
-      auto it = names.find(fn.start);
-      if (it != names.end())
-        spec.functions.push_back({it->second, fn.start, fn.end - fn.start});
-      else if (options.fallback_names == FallbackNames::Lldb && !eh_frame)
-        spec.functions.push_back(
-            {fmt::format("___lldb_unnamed_symbol_{:x}", fn.start), fn.start, fn.end - fn.start});
+    // GDB takes an FDE for its rules alone (a frame's function comes from symbols) and
+    // reads fewer FDEs faster: on a 1 M-function module GDB 13 spent about a third of its
+    // session parsing and sorting them. LLDB takes FDE extents for function bounds.
+    const dwarf::CfiWriterOptions cfi{sframe ? sframe->arch() : *arch,
+                                      sframe ? sframe->endian : module.endian(), 8,
+                                      options.fallback_names == FallbackNames::None ? kJoinWithin : 0};
+    // `.eh_frame`'s address size comes before any FDE: from every function that may be
+    // written (one left out later can only make it wider than needed, never too narrow).
+    uint64_t highest_end = entry ? entry->end : 0;
+    size_t fres = 0;
+    if (sframe)
+      for (const sframe::Fde& fde : sframe->fdes) {
+        highest_end = std::max(highest_end, fde.func_end());
+        fres += fde.fres.size();
+      }
+    std::optional<dwarf::CfiWriter> writer;
+    size_t written = 0;
+    auto put = [&](const dwarf::CfiFunction& fn) {
+      if (!routines.contains(fn.start)) {
+        auto it = names.find(fn.start);
+        if (it != names.end())
+          spec.functions.push_back({it->second, fn.start, fn.end - fn.start});
+        else if (options.fallback_names == FallbackNames::Lldb && !eh_frame)
+          spec.functions.push_back(
+              {fmt::format("___lldb_unnamed_symbol_{:x}", fn.start), fn.start, fn.end - fn.start});
+      }
+      if (!writer)
+        writer.emplace(eh_frame ? dwarf::CfiSection::EhFrame : dwarf::CfiSection::DebugFrame, cfi,
+                       highest_end, dwarf::cfi_size_estimate(sframe ? sframe->fdes.size() + 1 : 1, fres));
+      writer->add(fn);
+      ++written;
+    };
+    auto put_all = [&](const std::vector<dwarf::CfiFunction>& functions) {
+      for (const dwarf::CfiFunction& fn : functions) {
+        if (covered(fn)) continue;
+        if (entry && fn.start > entry->start) {
+          put(*entry);
+          entry.reset();
+        }
+        put(fn);
+      }
+    };
+    if (sframe) {
+      // A share of the functions at a time, written before the next is analyzed: their rows
+      // are not all held at once.
+      for (size_t first = 0; first < sframe->fdes.size(); first += kFunctionsPerBatch)
+        put_all(cfi_functions(*sframe, module, first, first + kFunctionsPerBatch));
+    } else if (!entry) {  // entry point only: its own rule, else the SFrame function there
+      put_all(entry_function(module));
     }
-    few_functions = functions.size() < options.dwarf_unit_from;
-    if (!functions.empty()) {
-      // GDB takes an FDE for its rules alone (a frame's function comes from symbols) and
-      // reads fewer FDEs faster: on a 1 M-function module GDB 13 spent about a third of its
-      // session parsing and sorting them. LLDB takes FDE extents for function bounds.
-      const dwarf::CfiWriterOptions cfi{sframe ? sframe->arch() : *arch,
-                                        sframe ? sframe->endian : module.endian(), 8,
-                                        options.fallback_names == FallbackNames::None
-                                            ? kJoinWithin
-                                            : 0};
-      spec.debug_frame = eh_frame ? dwarf::write_eh_frame(functions, cfi)
-                                  : dwarf::write_debug_frame(functions, cfi);
+    if (entry) put(*entry);
+    few_functions = written < options.dwarf_unit_from;
+    if (writer) {
+      spec.debug_frame = std::move(*writer).finish();
       if (eh_frame) spec.cfi_section = kEhFrame;
     }
   }

@@ -5,6 +5,7 @@
 #include <dwarf.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -283,102 +284,130 @@ void pad_and_close(Out& out, size_t length_field, unsigned address_size) {
   out.uint(out.size() - length_field - 4, 4, length_field);
 }
 
-// The CIE and FDEs shared by both sections; `eh` selects .eh_frame's header fields.
-std::vector<uint8_t> write_cfi(std::span<const CfiFunction> functions, const CfiWriterOptions& options,
-                               bool eh) {
-  Out out(options.endian);
-  // Room for about the whole section, so that a large module's tens of megabytes are not
-  // copied at each doubling (an FDE's header and a row's changes usually take less).
-  size_t row_count = 0;
-  for (const CfiFunction& fn : functions) row_count += fn.rows.size();
-  out.bytes().reserve(64 + 32 * functions.size() + 24 * row_count);
-  RegisterSet names(options.arch);
-  unsigned address_size = options.address_size;
-  if (eh)
-    address_size = std::all_of(functions.begin(), functions.end(),
-                               [](const CfiFunction& fn) { return fn.end <= kUdata4Limit; })
-                       ? 4
-                       : 8;
+}  // namespace
 
-  const size_t cie = out.size();
+// The writer's state: the bytes so far, and the FDE left open for the next function to join.
+struct CfiWriter::State {
+  State(const CfiWriterOptions& o, bool eh_frame) : options(o), eh(eh_frame), out(o.endian), rows(out, options) {}
+
+  CfiWriterOptions options;
+  bool eh;
+  Out out;
+  RowWriter rows;
+  RegRules wanted;
+  unsigned address_size = 0;
+  size_t cie = 0;
+  // The open FDE: its header's offset, where its program starts, the addresses it covers and
+  // its last row's.
+  size_t fde = 0, program = 0;
+  uint64_t fde_start = 0, fde_end = 0, at = 0;
+
+  void close() {
+    if (fde_end == 0) return;
+    out.uint(fde_end - fde_start, address_size, fde + 8 + address_size);
+    pad_and_close(out, fde, address_size);
+  }
+};
+
+CfiWriter::CfiWriter(CfiSection section, const CfiWriterOptions& options, uint64_t highest_end,
+                     size_t reserve)
+    : state_(std::make_unique<State>(options, section == CfiSection::EhFrame)) {
+  State& st = *state_;
+  Out& out = st.out;
+  out.bytes().reserve(reserve);
+  RegisterSet names(options.arch);
+  st.address_size = !st.eh ? options.address_size : highest_end <= kUdata4Limit ? 4 : 8;
+  st.cie = out.size();
   out.uint(0, 4);  // length, patched below
-  out.uint(eh ? kEhCieId : uint32_t{DW_CIE_ID_32}, 4);
-  out.u8(eh ? kEhCieVersion : kCieVersion);
-  if (eh) {
+  out.uint(st.eh ? kEhCieId : uint32_t{DW_CIE_ID_32}, 4);
+  out.u8(st.eh ? kEhCieVersion : kCieVersion);
+  if (st.eh) {
     out.u8('z');  // augmentation "zR": its data's length, then the FDE address encoding
     out.u8('R');
   }
   out.u8(0);  // end of the augmentation string
   out.uleb(1);  // code alignment factor
   out.sleb(-static_cast<int64_t>(arch_word_size(options.arch)));  // data alignment factor
-  if (eh) {
+  if (st.eh) {
     out.u8(static_cast<uint8_t>(names.ra_reg()));
     out.uleb(1);
-    out.u8(address_size == 4 ? DW_EH_PE_udata4 : DW_EH_PE_udata8);
+    out.u8(st.address_size == 4 ? DW_EH_PE_udata4 : DW_EH_PE_udata8);
   } else {
     out.uleb(names.ra_reg());
   }
-  pad_and_close(out, cie, address_size);
+  pad_and_close(out, st.cie, st.address_size);
+}
 
-  RowWriter rows(out, options);
-  RegRules wanted;
-  // The open FDE: its header's offset, where its program starts, the addresses it covers and
-  // its last row's.
-  size_t fde = 0, program = 0;
-  uint64_t fde_start = 0, fde_end = 0, at = 0;
-  auto close = [&] {
-    if (fde_end == 0) return;
-    out.uint(fde_end - fde_start, address_size, fde + 8 + address_size);
-    pad_and_close(out, fde, address_size);
-  };
-  for (const CfiFunction& fn : functions) {
-    // Only a function with a row at its start goes on in the open FDE (its row there stated
-    // by what changed): before a later first row, its own FDE has no rule at all, which the
-    // previous function's last row would replace.
-    if (fde_end != 0 && fn.start == fde_end && out.size() - program < options.join_within &&
-        !fn.rows.empty() && fn.rows.front().address == fn.start) {
-      fde_end = fn.end;
-    } else {
-      close();
-      fde = out.size();
-      out.uint(0, 4);  // length
-      // CIE pointer: .debug_frame's is the CIE's section offset, .eh_frame's the distance
-      // back from this field to it.
-      out.uint(eh ? out.size() - cie : cie, 4);
-      out.uint(fn.start, address_size);
-      out.uint(0, address_size);  // address range, patched at the close
-      if (eh) out.uleb(0);  // no augmentation data
-      rows.start_function();
-      program = out.size();
-      fde_start = at = fn.start;
-      fde_end = fn.end;
-    }
-    for (const CfiRow& row : fn.rows) {
-      // Unsorted or outside: skipped.
-      if (row.address < at || row.address < fn.start || row.address >= fn.end) continue;
-      advance(out, row.address - at);
-      at = row.address;
-      rows.cfa(row.rule.cfa);
-      register_rules(row.rule, wanted);
-      rows.forget_others(wanted);
-      for (const auto& [reg, rule] : wanted) rows.reg(reg, rule);
-      rows.ra_mangled(row.rule.ra_mangled);
-    }
+CfiWriter::~CfiWriter() = default;
+
+void CfiWriter::add(const CfiFunction& fn) {
+  State& st = *state_;
+  Out& out = st.out;
+  // Only a function with a row at its start goes on in the open FDE (its row there stated
+  // by what changed): before a later first row, its own FDE has no rule at all, which the
+  // previous function's last row would replace.
+  if (st.fde_end != 0 && fn.start == st.fde_end && out.size() - st.program < st.options.join_within &&
+      !fn.rows.empty() && fn.rows.front().address == fn.start) {
+    st.fde_end = fn.end;
+  } else {
+    st.close();
+    st.fde = out.size();
+    out.uint(0, 4);  // length
+    // CIE pointer: .debug_frame's is the CIE's section offset, .eh_frame's the distance
+    // back from this field to it.
+    out.uint(st.eh ? out.size() - st.cie : st.cie, 4);
+    out.uint(fn.start, st.address_size);
+    out.uint(0, st.address_size);  // address range, patched at the close
+    if (st.eh) out.uleb(0);  // no augmentation data
+    st.rows.start_function();
+    st.program = out.size();
+    st.fde_start = st.at = fn.start;
+    st.fde_end = fn.end;
   }
-  close();
-  return std::move(out.bytes());
+  for (const CfiRow& row : fn.rows) {
+    // Unsorted or outside: skipped.
+    if (row.address < st.at || row.address < fn.start || row.address >= fn.end) continue;
+    advance(out, row.address - st.at);
+    st.at = row.address;
+    st.rows.cfa(row.rule.cfa);
+    register_rules(row.rule, st.wanted);
+    st.rows.forget_others(st.wanted);
+    for (const auto& [reg, rule] : st.wanted) st.rows.reg(reg, rule);
+    st.rows.ra_mangled(row.rule.ra_mangled);
+  }
+}
+
+std::vector<uint8_t> CfiWriter::finish() && {
+  state_->close();
+  return std::move(state_->out.bytes());
+}
+
+namespace {
+
+// Both sections of whole function lists: their highest end and about their size known first.
+std::vector<uint8_t> write_all(std::span<const CfiFunction> functions, const CfiWriterOptions& options,
+                               CfiSection section) {
+  uint64_t highest_end = 0;
+  size_t row_count = 0;
+  for (const CfiFunction& fn : functions) {
+    highest_end = std::max(highest_end, fn.end);
+    row_count += fn.rows.size();
+  }
+  CfiWriter writer(section, options, highest_end, cfi_size_estimate(functions.size(), row_count));
+  for (const CfiFunction& fn : functions) writer.add(fn);
+  return std::move(writer).finish();
 }
 
 }  // namespace
 
 std::vector<uint8_t> write_debug_frame(std::span<const CfiFunction> functions,
                                        const CfiWriterOptions& options) {
-  return write_cfi(functions, options, false);
+  return write_all(functions, options, CfiSection::DebugFrame);
 }
 
 std::vector<uint8_t> write_eh_frame(std::span<const CfiFunction> functions,
                                     const CfiWriterOptions& options) {
-  return write_cfi(functions, options, true);
+  return write_all(functions, options, CfiSection::EhFrame);
 }
 
 }  // namespace unwindkit::dwarf

@@ -76,8 +76,10 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
 // (prologue/lower.h): the slots of saved callee-saved registers, the others unchanged where the
 // code proves it and undefined where it does not. A PCMASK function (a PLT) repeats its rows
 // every rep_size bytes; each repetition becomes rows of its own.
-// Functions are analyzed on as many threads as the machine has.
+// Functions are analyzed on as many threads as the machine has. The section's functions
+// [first, last), in its order, less those with no row.
 std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
-                                              const elf::ElfFile& module);
+                                              const elf::ElfFile& module, size_t first,
+                                              size_t last);
 
 }  // namespace unwindkit::debuginfo

@@ -3,7 +3,9 @@
 // function of its input; the inverse of core/src/dwarf/ (which lowers CFI read by libdw).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -57,5 +59,35 @@ std::vector<uint8_t> write_debug_frame(std::span<const CfiFunction> functions,
 // its unnamed symbols from a module's `.eh_frame` FDEs (never from `.debug_frame`'s).
 std::vector<uint8_t> write_eh_frame(std::span<const CfiFunction> functions,
                                     const CfiWriterOptions& options);
+
+enum class CfiSection : uint8_t { DebugFrame, EhFrame };
+
+// Bytes to reserve for a section of `functions` functions and `rows` rows: a large module's
+// tens of megabytes are then not copied at each doubling (an FDE's header and a row's changes
+// usually take less).
+constexpr size_t cfi_size_estimate(size_t functions, size_t rows) {
+  return 64 + 32 * functions + 24 * rows;
+}
+
+// The same bytes as write_debug_frame / write_eh_frame, written a function at a time: for a
+// caller that makes its functions in order and need not keep them all (a 1 M-function
+// module's rows took 600 MB held together).
+class CfiWriter {
+ public:
+  // `highest_end`: the highest end of the functions to come (`.eh_frame` states addresses in
+  // 4 bytes when it is at most 4 GiB). `reserve`: bytes to reserve (cfi_size_estimate).
+  CfiWriter(CfiSection section, const CfiWriterOptions& options, uint64_t highest_end,
+            size_t reserve = 0);
+  ~CfiWriter();
+  CfiWriter(const CfiWriter&) = delete;
+  CfiWriter& operator=(const CfiWriter&) = delete;
+
+  void add(const CfiFunction& function);
+  std::vector<uint8_t> finish() &&;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace unwindkit::dwarf
