@@ -332,9 +332,9 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
     // GDB takes an FDE for its rules alone (a frame's function comes from symbols) and
     // reads fewer FDEs faster: on a 1 M-function module GDB 13 spent about a third of its
     // session parsing and sorting them. LLDB takes FDE extents for function bounds.
-    const dwarf::CfiWriterOptions cfi{sframe ? sframe->arch() : *arch,
-                                      sframe ? sframe->endian : module.endian(), 8,
-                                      options.fallback_names == FallbackNames::None ? kJoinWithin : 0};
+    const dwarf::CfiWriterOptions cfi{
+        sframe ? sframe->arch() : *arch, sframe ? sframe->endian : module.endian(), 8,
+        options.fallback_names == FallbackNames::None ? kJoinWithin : 0};
     // `.eh_frame`'s address size comes before any FDE: from every function that may be
     // written (one left out later can only make it wider than needed, never too narrow).
     uint64_t highest_end = entry ? entry->end : 0;
@@ -344,7 +344,9 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
         highest_end = std::max(highest_end, fde.func_end());
         fres += fde.fres.size();
       }
-    std::optional<dwarf::CfiWriter> writer;
+    dwarf::CfiWriter writer(eh_frame ? dwarf::CfiSection::EhFrame : dwarf::CfiSection::DebugFrame,
+                            cfi, highest_end,
+                            dwarf::cfi_size_estimate(sframe ? sframe->fdes.size() + 1 : 1, fres));
     size_t written = 0;
     auto put = [&](const dwarf::CfiFunction& fn) {
       if (!routines.contains(fn.start)) {
@@ -355,10 +357,7 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
           spec.functions.push_back(
               {fmt::format("___lldb_unnamed_symbol_{:x}", fn.start), fn.start, fn.end - fn.start});
       }
-      if (!writer)
-        writer.emplace(eh_frame ? dwarf::CfiSection::EhFrame : dwarf::CfiSection::DebugFrame, cfi,
-                       highest_end, dwarf::cfi_size_estimate(sframe ? sframe->fdes.size() + 1 : 1, fres));
-      writer->add(fn);
+      writer.add(fn);
       ++written;
     };
     auto put_all = [&](const std::vector<dwarf::CfiFunction>& functions) {
@@ -381,8 +380,8 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
     }
     if (entry) put(*entry);
     few_functions = written < options.dwarf_unit_from;
-    if (writer) {
-      spec.debug_frame = std::move(*writer).finish();
+    if (written != 0) {
+      spec.debug_frame = std::move(writer).finish();
       if (eh_frame) spec.cfi_section = kEhFrame;
     }
   }

@@ -288,7 +288,8 @@ void pad_and_close(Out& out, size_t length_field, unsigned address_size) {
 
 // The writer's state: the bytes so far, and the FDE left open for the next function to join.
 struct CfiWriter::State {
-  State(const CfiWriterOptions& o, bool eh_frame) : options(o), eh(eh_frame), out(o.endian), rows(out, options) {}
+  State(const CfiWriterOptions& o, bool eh_frame)
+      : options(o), eh(eh_frame), out(o.endian), rows(out, options) {}
 
   CfiWriterOptions options;
   bool eh;
@@ -346,8 +347,9 @@ void CfiWriter::add(const CfiFunction& fn) {
   // Only a function with a row at its start goes on in the open FDE (its row there stated
   // by what changed): before a later first row, its own FDE has no rule at all, which the
   // previous function's last row would replace.
-  if (st.fde_end != 0 && fn.start == st.fde_end && out.size() - st.program < st.options.join_within &&
-      !fn.rows.empty() && fn.rows.front().address == fn.start) {
+  if (st.fde_end != 0 && fn.start == st.fde_end &&
+      out.size() - st.program < st.options.join_within && !fn.rows.empty() &&
+      fn.rows.front().address == fn.start) {
     st.fde_end = fn.end;
   } else {
     st.close();
@@ -385,8 +387,8 @@ std::vector<uint8_t> CfiWriter::finish() && {
 namespace {
 
 // Both sections of whole function lists: their highest end and about their size known first.
-std::vector<uint8_t> write_all(std::span<const CfiFunction> functions, const CfiWriterOptions& options,
-                               CfiSection section) {
+std::vector<uint8_t> write_all(std::span<const CfiFunction> functions,
+                               const CfiWriterOptions& options, CfiSection section) {
   uint64_t highest_end = 0;
   size_t row_count = 0;
   for (const CfiFunction& fn : functions) {
