@@ -117,10 +117,12 @@ server::IndexOptions index_options() {
 
 }  // namespace
 
+// LLDB reads each file from the folder (hand_over) or takes it once over HTTP: the server
+// keeps none in memory once made (a 1 M-function module's is 37 MB).
 ModuleServer::ModuleServer(std::filesystem::path client_cache)
     : client_cache_(std::move(client_cache)),
       index_(index_options()),
-      cache_(served_cache_dir(), {debuginfo::FallbackNames::Lldb, true}) {}
+      cache_(served_cache_dir(), {debuginfo::FallbackNames::Lldb, true}, 0) {}
 
 namespace {
 
@@ -269,6 +271,8 @@ bool ModuleServer::hand_over(const server::IndexedModule& module) {
   // kept file, not a copy. LLDB waits for its module's debug file either way, so a file no
   // session made yet is made here, on LLDB's loading thread, as the request would have made
   // it. Were LLDB to name its cache files otherwise, it would ask the server as before.
+  // With no folder to keep it in, the request makes it (once: LLDB asks once per module).
+  if (!cache_.has_folder()) return false;
   std::optional<std::filesystem::path> kept = cache_.stored(module, debuginfo::FallbackNames::Lldb);
   if (!kept) {
     server::CacheSource source = server::CacheSource::Made;

@@ -2,6 +2,7 @@
 #include "unwindkit/server/debug_file_cache.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include "unwindkit/elf/elf_file.h"
 #include "whole_file.h"
@@ -13,6 +14,9 @@ namespace {
 constexpr int kFormat = 4;
 constexpr const char* kFileSuffix = ".debug";
 constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the reason
+// Making a file this large leaves its working memory (a 1 M-function module's: about 85 MB)
+// free in malloc's arenas, which glibc keeps from the system: it is given back at once.
+constexpr size_t kTrimAfter = size_t{8} << 20;
 
 // `durable` is false when the answer says nothing about the indexed content (a file that
 // changed since it was indexed), so it is not kept on disk.
@@ -26,6 +30,7 @@ CachedFile synthesize_file(const IndexedModule& module, const debuginfo::Synthes
   if (!file) return {nullptr, file.error().to_string()};
   auto made = debuginfo::synthesize(*file, options);
   if (!made) return {nullptr, made.error().to_string()};
+  if (made->bytes.size() >= kTrimAfter) ::malloc_trim(0);
   std::string note;
   for (const Error& e : made->left_out) note += (note.empty() ? "" : "; ") + e.to_string();
   if (made->bytes.empty())
@@ -46,8 +51,8 @@ std::string_view cache_source_name(CacheSource source) {
 }
 
 DebugFileCache::DebugFileCache(std::optional<std::filesystem::path> dir,
-                               debuginfo::SynthesizeOptions options)
-    : dir_(std::move(dir)), options_(options) {
+                               debuginfo::SynthesizeOptions options, size_t memory_budget)
+    : dir_(std::move(dir)), options_(options), memory_budget_(memory_budget) {
   if (dir_) {
     std::error_code ec;
     std::filesystem::create_directories(*dir_, ec);
@@ -117,8 +122,9 @@ CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source,
   {
     std::lock_guard lock(mutex_);
     auto [it, added] = files_.try_emplace(k);
-    if (added) it->second = promise.emplace().get_future().share();
-    future = it->second;
+    if (added) it->second.file = promise.emplace().get_future().share();
+    it->second.asked = ++asks_;
+    future = it->second.file;
   }
   if (!promise) {  // another request made it, or is making it: wait for that one
     source = CacheSource::Memory;
@@ -131,7 +137,25 @@ CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source,
     file = {nullptr, e.what()};
   }
   promise->set_value(file);
+  std::lock_guard lock(mutex_);
+  Slot& slot = files_.at(k);  // only trim() removes a slot, and only a made one
+  slot.made = true;
+  slot.size = (file.bytes ? file.bytes->size() : 0) + file.note.size();
+  held_ += slot.size;
+  trim();
   return file;
+}
+
+void DebugFileCache::trim() {
+  while (held_ > memory_budget_) {
+    auto oldest = files_.end();
+    for (auto it = files_.begin(); it != files_.end(); ++it)
+      if (it->second.made && (oldest == files_.end() || it->second.asked < oldest->second.asked))
+        oldest = it;
+    if (oldest == files_.end()) return;
+    held_ -= oldest->second.size;
+    files_.erase(oldest);
+  }
 }
 
 }  // namespace unwindkit::server

@@ -1,6 +1,6 @@
-// Synthesized debug files (debuginfo/synthesize.h), made once per module content: kept in
-// memory and, when given a folder, on disk, so that a restarted server finds them again.
-// Concurrent requests for a file being made wait for that one synthesis.
+// Synthesized debug files (debuginfo/synthesize.h), made once per module content: kept on
+// disk when given a folder, so that a restarted server finds them again, and in memory up to
+// a budget. Concurrent requests for a file being made wait for that one synthesis.
 #pragma once
 
 #include <atomic>
@@ -25,9 +25,17 @@ struct CachedFile {
 enum class CacheSource : uint8_t { Made, Memory, Disk };
 std::string_view cache_source_name(CacheSource source);
 
+// Bytes of made files held in memory by default (the server's): the files most recently asked
+// for stay, so concurrent clients share one copy; older ones are read back from the folder,
+// or made again without one. A fleet's server sees a file per build it serves.
+constexpr size_t kDefaultMemoryBudget = size_t{256} << 20;
+
 class DebugFileCache {
  public:
-  DebugFileCache(std::optional<std::filesystem::path> dir, debuginfo::SynthesizeOptions options);
+  // `memory_budget`: bytes of files kept in memory once made (least recently asked for out
+  // first); a file being made or sent stays alive with its users either way.
+  DebugFileCache(std::optional<std::filesystem::path> dir, debuginfo::SynthesizeOptions options,
+                 size_t memory_budget = kDefaultMemoryBudget);
 
   // The file for `module`, made if no one has made it yet, with functions known only from
   // SFrame named as `names` says (in place of the options' fallback_names): each naming is a
@@ -37,8 +45,10 @@ class DebugFileCache {
   // before (by any process using this folder).
   std::optional<std::filesystem::path> stored(const IndexedModule& module,
                                               debuginfo::FallbackNames names) const;
-  // How many files this process synthesized (each content once).
+  // How many files this process synthesized (each content once while it stays in memory or
+  // on disk).
   uint64_t made() const { return made_; }
+  bool has_folder() const { return dir_.has_value(); }
 
  private:
   static std::string key(const IndexedModule& module, const debuginfo::SynthesizeOptions& options);
@@ -48,10 +58,23 @@ class DebugFileCache {
   std::optional<CachedFile> load(const std::string& key) const;
   void store(const std::string& key, const CachedFile& file) const;
 
+  // Under mutex_: drops the least recently asked-for made files until the rest fit the budget.
+  void trim();
+
+  struct Slot {
+    std::shared_future<CachedFile> file;
+    uint64_t asked = 0;  // when last asked for (a counter)
+    size_t size = 0;     // counted once made
+    bool made = false;
+  };
+
   std::optional<std::filesystem::path> dir_;
   debuginfo::SynthesizeOptions options_;
+  size_t memory_budget_;
   std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_future<CachedFile>> files_;
+  std::unordered_map<std::string, Slot> files_;
+  uint64_t asks_ = 0;
+  size_t held_ = 0;  // bytes of the made files in files_
   std::atomic<uint64_t> made_{0};
 };
 

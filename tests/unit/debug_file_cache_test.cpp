@@ -1,0 +1,98 @@
+// The synthesized-file cache: where a file asked for again comes from (memory, the folder, or
+// made anew) under its memory budget, and that what it hands out is the synthesized file.
+#include "unwindkit/server/debug_file_cache.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+#include "unwindkit/elf/elf_file.h"
+
+namespace unwindkit::server {
+namespace {
+
+// The SFrame fixture stripped of symbols and `.eh_frame`: a module with a file to make.
+const std::string kModule =
+    (test::shared_dir() / "fixtures" / "sframe-v2-x86_64" / "stripped" / "prog").string();
+
+class DebugFileCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("uk-cache-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::vector<std::string> notes;
+    index_.add_file(kModule, notes);
+    auto file = elf::ElfFile::open(kModule);
+    ASSERT_TRUE(file.has_value());
+    std::string id;
+    const auto build_id = file->build_id();
+    ASSERT_TRUE(build_id.has_value());
+    for (uint8_t b : *build_id) id += fmt::format("{:02x}", b);
+    const IndexedModule* found = index_.find(id);
+    ASSERT_NE(found, nullptr) << "the fixture was not indexed";
+    module_ = *found;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Where the second of two requests for the module's file got it, and how many were made.
+  std::pair<CacheSource, uint64_t> ask_twice(DebugFileCache& cache) {
+    CacheSource source = CacheSource::Made;
+    const CachedFile first = cache.get(module_, source, debuginfo::FallbackNames::Lldb);
+    EXPECT_EQ(source, CacheSource::Made);
+    EXPECT_TRUE(first.bytes) << first.note;
+    const CachedFile second = cache.get(module_, source, debuginfo::FallbackNames::Lldb);
+    EXPECT_TRUE(second.bytes && first.bytes && *second.bytes == *first.bytes);
+    return {source, cache.made()};
+  }
+
+  std::filesystem::path dir_;
+  ModuleIndex index_;
+  IndexedModule module_;
+};
+
+TEST_F(DebugFileCacheTest, WithinTheBudgetASecondRequestIsAnsweredFromMemory) {
+  DebugFileCache cache(dir_, {});
+  EXPECT_EQ(ask_twice(cache), std::make_pair(CacheSource::Memory, uint64_t{1}));
+}
+
+TEST_F(DebugFileCacheTest, OverTheBudgetAFileIsReadBackFromTheFolder) {
+  DebugFileCache cache(dir_, {}, 0);
+  EXPECT_EQ(ask_twice(cache), std::make_pair(CacheSource::Disk, uint64_t{1}));
+  // What the folder holds is what was made: the module's build-id in a file readelf reads.
+  const auto stored = cache.stored(module_, debuginfo::FallbackNames::Lldb);
+  ASSERT_TRUE(stored.has_value());
+  const std::string notes = test::run_output("readelf -n " + stored->string());
+  EXPECT_NE(notes.find("Build ID: " + module_.build_id), std::string::npos) << notes;
+}
+
+TEST_F(DebugFileCacheTest, OverTheBudgetWithNoFolderAFileIsMadeAgain) {
+  DebugFileCache cache(std::nullopt, {}, 0);
+  EXPECT_EQ(ask_twice(cache), std::make_pair(CacheSource::Made, uint64_t{2}));
+}
+
+TEST_F(DebugFileCacheTest, TheLeastRecentlyAskedForGoesFirst) {
+  // A budget for either file but not both: asking for the other naming pushes the first out
+  // of memory.
+  CacheSource source = CacheSource::Made;
+  DebugFileCache probe(std::nullopt, {});
+  const size_t lldb = probe.get(module_, source, debuginfo::FallbackNames::Lldb).bytes->size();
+  const size_t plain = probe.get(module_, source, debuginfo::FallbackNames::None).bytes->size();
+  DebugFileCache cache(std::nullopt, {}, lldb + plain - 1);
+  cache.get(module_, source, debuginfo::FallbackNames::Lldb);
+  cache.get(module_, source, debuginfo::FallbackNames::None);
+  cache.get(module_, source, debuginfo::FallbackNames::None);
+  EXPECT_EQ(source, CacheSource::Memory);
+  cache.get(module_, source, debuginfo::FallbackNames::Lldb);
+  EXPECT_EQ(source, CacheSource::Made);
+  EXPECT_EQ(cache.made(), 3u);
+}
+
+}  // namespace
+}  // namespace unwindkit::server
