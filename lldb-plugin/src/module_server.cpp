@@ -41,6 +41,9 @@ constexpr size_t kSettingTextMax = 4096;
 // LLDB 22's debuginfod client (LLVM's file cache) keeps the debug file of build-id ID as
 // `<cache path>/llvmcache-ID` and opens that before asking any server.
 constexpr const char* kClientCachePrefix = "llvmcache-";
+// The served files kept between sessions, all modules together (GDB's side files too have a
+// gibibyte); a 1 M-function module's is 37 MB.
+constexpr uint64_t kServedBytes = uint64_t{1} << 30;
 
 // Every absolute path quoted in a log line.
 std::vector<std::string> quoted_paths(std::string_view line) {
@@ -118,11 +121,12 @@ server::IndexOptions index_options() {
 }  // namespace
 
 // LLDB reads each file from the folder (hand_over) or takes it once over HTTP: the server
-// keeps none in memory once made (a 1 M-function module's is 37 MB).
+// keeps none in memory once made (a 1 M-function module's is 37 MB). The folder keeps the
+// files of the modules most recently debugged, kServedBytes of them.
 ModuleServer::ModuleServer(std::filesystem::path client_cache)
     : client_cache_(std::move(client_cache)),
       index_(index_options()),
-      cache_(served_cache_dir(), {debuginfo::FallbackNames::Lldb, true}, 0) {}
+      cache_(served_cache_dir(), {debuginfo::FallbackNames::Lldb, true}, {0, kServedBytes}) {}
 
 namespace {
 
@@ -285,7 +289,14 @@ bool ModuleServer::hand_over(const server::IndexedModule& module) {
   if (std::filesystem::exists(link, ec)) return true;
   std::filesystem::create_hard_link(*kept, link, ec);
   if (ec) std::filesystem::create_symlink(*kept, link, ec);  // the cache on another file system
-  return !ec;
+  if (ec) return false;
+  // Another session may have trimmed the folder between `stored` and the link: a symlink to
+  // nothing would leave LLDB with no file and no request.
+  if (!std::filesystem::exists(link, ec)) {
+    std::filesystem::remove(link, ec);
+    return false;
+  }
+  return true;
 }
 
 std::optional<server::IndexedModule> ModuleServer::find(std::string_view build_id) {

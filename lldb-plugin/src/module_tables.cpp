@@ -10,6 +10,7 @@
 
 #include "private_dir.h"
 #include "unwindkit/debuginfo/synthesize.h"
+#include "unwindkit/server/folder_budget.h"
 #include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/decode.h"
 
@@ -18,6 +19,9 @@ namespace {
 
 // Bumped whenever the side files' contents change, so stale cache entries are not reused.
 constexpr int kSideFileFormat = 5;
+// The side files `target symbols add` installs, kept between sessions, all modules together
+// (the files LLDB fetches as modules load are kept apart: module_server.h).
+constexpr uint64_t kSideFileBytes = uint64_t{256} << 20;
 
 std::vector<uint8_t> section_bytes(lldb::SBSection section) {
   lldb::SBData data = section.GetSectionData();
@@ -109,14 +113,19 @@ Result<std::filesystem::path> side_file_for(const ModuleTables& tables,
     return fail("side file", 0, cache_dir.string(), "not a folder of this user's alone");
   auto path = cache_dir / fmt::format("{}.v{}.{}.debug", tables.build_id, kSideFileFormat,
                                       with_unwind ? "sframe" : "plain");
-  if (std::filesystem::exists(path)) return path;  // keyed by build-id: same module, same file
+  if (std::filesystem::exists(path)) {  // keyed by build-id: same module, same file
+    server::mark_used(path);
+    return path;
+  }
   auto module = elf::ElfFile::open(tables.path);
   if (!module) return tl::unexpected(module.error());
   // Added to a module LLDB has made: see SynthesizeOptions::lldb_loads_it.
   auto file = debuginfo::synthesize(*module, {debuginfo::FallbackNames::Lldb, with_unwind, false, false});
   if (!file) return tl::unexpected(file.error());
   if (file->bytes.empty()) return fail("side file", 0, tables.path, "nothing to add");
-  return write_file(path, file->bytes);
+  auto written = write_file(path, file->bytes);
+  if (written) server::trim_folder(cache_dir, kSideFileBytes, {".debug"}, path);
+  return written;
 }
 
 }  // namespace unwindkit::lldb_plugin

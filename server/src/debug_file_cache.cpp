@@ -5,6 +5,7 @@
 #include <malloc.h>
 
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/server/folder_budget.h"
 #include "whole_file.h"
 
 namespace unwindkit::server {
@@ -51,8 +52,8 @@ std::string_view cache_source_name(CacheSource source) {
 }
 
 DebugFileCache::DebugFileCache(std::optional<std::filesystem::path> dir,
-                               debuginfo::SynthesizeOptions options, size_t memory_budget)
-    : dir_(std::move(dir)), options_(options), memory_budget_(memory_budget) {
+                               debuginfo::SynthesizeOptions options, CacheLimits limits)
+    : dir_(std::move(dir)), options_(options), limits_(limits) {
   if (dir_) {
     std::error_code ec;
     std::filesystem::create_directories(*dir_, ec);
@@ -78,24 +79,29 @@ std::optional<std::filesystem::path> DebugFileCache::stored(const IndexedModule&
   auto path = *dir_ / (key(module, named(names)) + kFileSuffix);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  mark_used(path);
   return path;
 }
 
 std::optional<CachedFile> DebugFileCache::load(const std::string& key) const {
   if (!dir_) return std::nullopt;
   std::string bytes;
-  if (read_whole(*dir_ / (key + kFileSuffix), bytes))
+  if (const auto path = *dir_ / (key + kFileSuffix); read_whole(path, bytes)) {
+    mark_used(path);
     return CachedFile{std::make_shared<const std::string>(std::move(bytes)), ""};
-  if (read_whole(*dir_ / (key + kNothingSuffix), bytes)) return CachedFile{nullptr, bytes};
+  }
+  if (const auto path = *dir_ / (key + kNothingSuffix); read_whole(path, bytes)) {
+    mark_used(path);
+    return CachedFile{nullptr, bytes};
+  }
   return std::nullopt;
 }
 
 void DebugFileCache::store(const std::string& key, const CachedFile& file) const {
   if (!dir_) return;
-  if (file.bytes)
-    write_atomically(*dir_ / (key + kFileSuffix), *file.bytes);
-  else
-    write_atomically(*dir_ / (key + kNothingSuffix), file.note);
+  const auto path = *dir_ / (key + (file.bytes ? kFileSuffix : kNothingSuffix));
+  write_atomically(path, file.bytes ? std::string_view(*file.bytes) : std::string_view(file.note));
+  if (limits_.disk) trim_folder(*dir_, *limits_.disk, {kFileSuffix, kNothingSuffix}, path);
 }
 
 CachedFile DebugFileCache::load_or_make(const IndexedModule& module,
@@ -147,7 +153,7 @@ CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source,
 }
 
 void DebugFileCache::trim() {
-  while (held_ > memory_budget_) {
+  while (held_ > limits_.memory) {
     auto oldest = files_.end();
     for (auto it = files_.begin(); it != files_.end(); ++it)
       if (it->second.made && (oldest == files_.end() || it->second.asked < oldest->second.asked))

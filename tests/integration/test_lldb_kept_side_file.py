@@ -11,6 +11,10 @@ remembered the module's content hash). Then the copy is rewritten in place (same
 inode) with its `.eh_frame` twin (the same build-id, no SFrame), then with itself with the
 `.sframe` magic zeroed (the same build-id and size): each session must get no side file at
 all, and its `bt` must be the one LLDB alone gives on that content.
+
+The folder is held to 1 GiB (README, "Kept files"): two files of 700 MiB put there before the
+first session, one used two days ago and one a day ago, must leave the older one removed and
+the newer one kept when that session adds its file.
 """
 import os
 import shutil
@@ -28,6 +32,7 @@ from truth.tools import Skip, need, run  # noqa: E402
 # plugin's rule against a file changed twice within one timestamp tick).
 SETTLE_SECONDS = 2.5
 SYMBOL_FILE = "script print('SYMBOLS', lldb.target.module['prog'].GetSymbolFileSpec().fullpath)"
+SERVED_BYTES = 1 << 30  # the served folder's bound (README)
 
 
 def symbol_file(output):
@@ -87,6 +92,20 @@ def main():
             raise AssertionError(f"LLDB on the intact copy stopped with {want}: no truth")
         time.sleep(SETTLE_SECONDS)
 
+        # Files of earlier sessions (sparse: their size costs no disk), named as the plugin
+        # names its own.
+        served = os.path.join(cache, "served")
+        os.makedirs(served, mode=0o700)
+        seeds = {}
+        for name, days in (("older", 2), ("newer", 1)):
+            seeds[name] = os.path.join(served, f"{name:0<40}-{'0' * 32}.v4.lldb.debug")
+            with open(seeds[name], "wb") as f:
+                f.truncate(700 << 20)
+            when = time.time() - days * 86400
+            os.utime(seeds[name], (when, when))
+        if 2 * (700 << 20) <= SERVED_BYTES:
+            raise AssertionError("the seeds do not overfill the folder")
+
         symbols = {}
         for session in ("made", "kept"):
             out = ours.run(commands, prog)
@@ -97,10 +116,16 @@ def main():
                                 f"intact {[hex(p) for p in want[0]]}")
             if not symbols[session] or os.path.basename(symbols[session]) == "prog":
                 problems.append(f"{session}: LLDB took no side file ({symbols[session]})")
+            if session == "made" and (os.path.exists(seeds["older"]) or
+                                      not os.path.exists(seeds["newer"])):
+                problems.append("the served folder over its bound: the least recently used file "
+                                f"must go, the other stay (older there: "
+                                f"{os.path.exists(seeds['older'])}, newer there: "
+                                f"{os.path.exists(seeds['newer'])})")
         if len(files_under(cache, "/served/identities/")) != 1:
             problems.append("the index remembered no content hash for the settled module: "
                             "the kept session proves nothing about it")
-        kept = files_under(cache, ".debug")
+        kept = [f for f in files_under(cache, ".debug") if f not in seeds.values()]
         if len(kept) != 1:
             problems.append(f"one side file expected in the cache, found {kept}")
 
@@ -131,7 +156,8 @@ def main():
     if not problems:
         print(f"ok   {len(want[0])} frames as on the intact copy in a made and a kept session "
               f"(symbols {symbols['kept']}); rewritten in place with the .eh_frame twin and "
-              "with a damaged .sframe: no side file, LLDB's own frames")
+              "with a damaged .sframe: no side file, LLDB's own frames; the folder kept to "
+              "its bound (least recently used out)")
     return 1 if problems else 0
 
 

@@ -63,7 +63,7 @@ TEST_F(DebugFileCacheTest, WithinTheBudgetASecondRequestIsAnsweredFromMemory) {
 }
 
 TEST_F(DebugFileCacheTest, OverTheBudgetAFileIsReadBackFromTheFolder) {
-  DebugFileCache cache(dir_, {}, 0);
+  DebugFileCache cache(dir_, {}, {0, std::nullopt});
   EXPECT_EQ(ask_twice(cache), std::make_pair(CacheSource::Disk, uint64_t{1}));
   // What the folder holds is what was made: the module's build-id in a file readelf reads.
   const auto stored = cache.stored(module_, debuginfo::FallbackNames::Lldb);
@@ -73,7 +73,7 @@ TEST_F(DebugFileCacheTest, OverTheBudgetAFileIsReadBackFromTheFolder) {
 }
 
 TEST_F(DebugFileCacheTest, OverTheBudgetWithNoFolderAFileIsMadeAgain) {
-  DebugFileCache cache(std::nullopt, {}, 0);
+  DebugFileCache cache(std::nullopt, {}, {0, std::nullopt});
   EXPECT_EQ(ask_twice(cache), std::make_pair(CacheSource::Made, uint64_t{2}));
 }
 
@@ -84,7 +84,7 @@ TEST_F(DebugFileCacheTest, TheLeastRecentlyAskedForGoesFirst) {
   DebugFileCache probe(std::nullopt, {});
   const size_t lldb = probe.get(module_, source, debuginfo::FallbackNames::Lldb).bytes->size();
   const size_t plain = probe.get(module_, source, debuginfo::FallbackNames::None).bytes->size();
-  DebugFileCache cache(std::nullopt, {}, lldb + plain - 1);
+  DebugFileCache cache(std::nullopt, {}, {lldb + plain - 1, std::nullopt});
   cache.get(module_, source, debuginfo::FallbackNames::Lldb);
   cache.get(module_, source, debuginfo::FallbackNames::None);
   cache.get(module_, source, debuginfo::FallbackNames::None);
@@ -92,6 +92,20 @@ TEST_F(DebugFileCacheTest, TheLeastRecentlyAskedForGoesFirst) {
   cache.get(module_, source, debuginfo::FallbackNames::Lldb);
   EXPECT_EQ(source, CacheSource::Made);
   EXPECT_EQ(cache.made(), 3u);
+}
+
+TEST_F(DebugFileCacheTest, TheFolderKeepsTheMostRecentlyUsedFilesWithinItsBudget) {
+  // Room on disk for either naming's file but not both: making the second removes the first.
+  CacheSource source = CacheSource::Made;
+  DebugFileCache probe(std::nullopt, {});
+  const size_t lldb = probe.get(module_, source, debuginfo::FallbackNames::Lldb).bytes->size();
+  const size_t plain = probe.get(module_, source, debuginfo::FallbackNames::None).bytes->size();
+  DebugFileCache cache(dir_, {}, {0, lldb + plain - 1});
+  cache.get(module_, source, debuginfo::FallbackNames::Lldb);
+  ASSERT_TRUE(cache.stored(module_, debuginfo::FallbackNames::Lldb).has_value());
+  cache.get(module_, source, debuginfo::FallbackNames::None);
+  EXPECT_FALSE(cache.stored(module_, debuginfo::FallbackNames::Lldb).has_value());
+  EXPECT_TRUE(cache.stored(module_, debuginfo::FallbackNames::None).has_value());
 }
 
 }  // namespace

@@ -30,12 +30,19 @@ std::string_view cache_source_name(CacheSource source);
 // or made again without one. A fleet's server sees a file per build it serves.
 constexpr size_t kDefaultMemoryBudget = size_t{256} << 20;
 
+struct CacheLimits {
+  // Bytes of files kept in memory once made (least recently asked for out first); a file
+  // being made or sent stays alive with its users either way.
+  size_t memory = kDefaultMemoryBudget;
+  // Bytes of files kept in the folder (least recently used out first: folder_budget.h);
+  // nullopt: no bound (a server's folder, sized by whoever runs it).
+  std::optional<uint64_t> disk;
+};
+
 class DebugFileCache {
  public:
-  // `memory_budget`: bytes of files kept in memory once made (least recently asked for out
-  // first); a file being made or sent stays alive with its users either way.
   DebugFileCache(std::optional<std::filesystem::path> dir, debuginfo::SynthesizeOptions options,
-                 size_t memory_budget = kDefaultMemoryBudget);
+                 CacheLimits limits = {});
 
   // The file for `module`, made if no one has made it yet, with functions known only from
   // SFrame named as `names` says (in place of the options' fallback_names): each naming is a
@@ -70,7 +77,7 @@ class DebugFileCache {
 
   std::optional<std::filesystem::path> dir_;
   debuginfo::SynthesizeOptions options_;
-  size_t memory_budget_;
+  CacheLimits limits_;
   std::mutex mutex_;
   std::unordered_map<std::string, Slot> files_;
   uint64_t asks_ = 0;
