@@ -3,7 +3,8 @@
 
 Usage: debuginfod_load.py UNWINDKIT WORKDIR [MODULES [CLIENTS [REQUESTS]]]
 Builds MODULES (default 50) small shared libraries with SFrame (gcc -Wa,--gsframe, each with
-its own functions, so its own build-id), serves them with a disk cache, and has CLIENTS
+its own functions, so its own build-id; stripped of `.eh_frame`, which a synthesized file
+would leave to the module), serves them with a disk cache, and has CLIENTS
 (default 200) concurrent clients fetch REQUESTS (default 20) debuginfo files each, at random
 across the modules, one connection per request as debuginfod-find makes. Half-way the server
 is stopped and started again over the same cache folder. Prints requests/s and latency
@@ -34,8 +35,12 @@ def build_modules(workdir, count):
             for j in range(20):
                 f.write(f"int load{i}_f{j}(int x) {{ volatile int a[{j + 2}]; a[0] = x; "
                         f"return a[0] * {i + 1} + {j}; }}\n")
-        subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-Wa,--gsframe", src, "-o", lib],
+        linked = lib + ".linked"
+        subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-Wa,--gsframe", src, "-o", linked],
                        check=True)
+        subprocess.run(["strip", "--strip-all", "-R", ".eh_frame", "-R", ".eh_frame_hdr",
+                        linked, "-o", lib], check=True)
+        os.remove(linked)
     return paths
 
 
