@@ -23,11 +23,11 @@ constexpr size_t kTrimAfter = size_t{8} << 20;
 // changed since it was indexed), so it is not kept on disk.
 CachedFile synthesize_file(const IndexedModule& module, const debuginfo::SynthesizeOptions& options,
                            bool& durable) {
-  std::string image;
-  durable = read_indexed_file(module, image);
+  // Read, not mapped: a file truncated under a mapping would end the process (SIGBUS).
+  auto image = std::make_shared<std::vector<uint8_t>>();
+  durable = read_indexed_file(module, *image);
   if (!durable) return {nullptr, "the file changed since it was indexed"};
-  auto bytes = std::make_shared<const std::vector<uint8_t>>(image.begin(), image.end());
-  auto file = elf::ElfFile::parse(bytes, module.path);
+  auto file = elf::ElfFile::parse(std::move(image), module.path);
   if (!file) return {nullptr, file.error().to_string()};
   auto made = debuginfo::synthesize(*file, options);
   if (!made) return {nullptr, made.error().to_string()};

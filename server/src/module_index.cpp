@@ -133,6 +133,11 @@ bool read_indexed_file(const IndexedModule& module, std::string& out) {
   return read_whole(module.path, out) && out.size() == module.size;
 }
 
+bool read_indexed_file(const IndexedModule& module, std::vector<uint8_t>& out) {
+  if (!unchanged(module)) return false;
+  return read_whole(module.path, out) && out.size() == module.size;
+}
+
 const IndexedModule* ModuleIndex::find(std::string_view build_id) const {
   auto it = by_id_.find(std::string(build_id));
   return it == by_id_.end() ? nullptr : &it->second;

@@ -10,9 +10,12 @@
 
 namespace unwindkit::server {
 
+namespace {
+
 // Sized from fstat and read with read(2): a stream iterator copies a 100 MB file a byte at a
 // time (0.7 s of a cached LLDB session).
-bool read_whole(const std::filesystem::path& path, std::string& out) {
+template <typename Bytes>
+bool read_whole_into(const std::filesystem::path& path, Bytes& out) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st {};
@@ -30,6 +33,16 @@ bool read_whole(const std::filesystem::path& path, std::string& out) {
   }
   ::close(fd);
   return ok;
+}
+
+}  // namespace
+
+bool read_whole(const std::filesystem::path& path, std::string& out) {
+  return read_whole_into(path, out);
+}
+
+bool read_whole(const std::filesystem::path& path, std::vector<uint8_t>& out) {
+  return read_whole_into(path, out);
 }
 
 void write_atomically(const std::filesystem::path& path, std::string_view bytes) {
