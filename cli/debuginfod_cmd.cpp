@@ -1,4 +1,4 @@
-// `unwindkit debuginfod [--bind ADDR] [--port N] [--cache DIR] PATH...`: a debuginfod server
+// `unwindkit debuginfod [--bind ADDR] [--port N] [--cache DIR] ... PATH...`: a debuginfod server
 // handing out, for every indexed module, a debug file synthesized from its SFrame and `.trace`
 // (server/), so that GDB, LLDB and lldb-dap unwind and name stripped modules with no plugin.
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "unwindkit/server/debug_file_cache.h"
 #include "unwindkit/server/debuginfod_server.h"
 
 namespace unwindkit::cli {
@@ -20,6 +21,8 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
     std::string cache_dir;
     std::string names = "auto";
     uint64_t max_file_mib = 512;
+    uint64_t memory_mib = server::kDefaultMemoryBudget >> 20;
+    std::optional<uint64_t> cache_max_mib;
     std::vector<std::string> paths;
   };
   auto args = std::make_shared<Args>();
@@ -31,6 +34,15 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--cache", args->cache_dir, "Folder keeping synthesized files across restarts");
+  cmd->add_option("--cache-max-mib", args->cache_max_mib,
+                  "Bound on the --cache folder: the least recently used files go first "
+                  "(default: no bound)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30));
+  cmd->add_option("--memory-mib", args->memory_mib,
+                  "Synthesized files kept in memory: the least recently asked-for go first "
+                  "(read back from --cache, or made again)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
+      ->capture_default_str();
   cmd->add_option("--names", args->names,
                   "Names of functions known only from SFrame: lldb (___lldb_unnamed_symbol_ADDR, "
                   "as LLDB names them), none (GDB then shows its `?? ()`) or auto (none for GDB, "
@@ -60,7 +72,10 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
           args->names == "lldb" ? debuginfo::FallbackNames::Lldb : debuginfo::FallbackNames::None;
     std::optional<std::filesystem::path> cache_dir;
     if (!args->cache_dir.empty()) cache_dir = args->cache_dir;
-    server::DebugFileCache cache(cache_dir, {});
+    server::CacheLimits limits;
+    limits.memory = args->memory_mib << 20;
+    if (args->cache_max_mib) limits.disk = *args->cache_max_mib << 20;
+    server::DebugFileCache cache(cache_dir, {}, limits);
     server::DebuginfodServer http(index, cache, args->server);
     auto port = http.bind();
     if (!port) {

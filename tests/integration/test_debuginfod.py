@@ -67,10 +67,12 @@ class Server:
         for line in self.proc.stderr:
             self.log.append(line.rstrip("\n"))
 
-    def get(self, raw_path):
+    def get(self, raw_path, user_agent=None):
         """(status, body) for a GET of `raw_path` exactly as given (no client normalising)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         conn.putrequest("GET", raw_path, skip_accept_encoding=True)
+        if user_agent:
+            conn.putheader("User-Agent", user_agent)
         conn.endheaders()
         r = conn.getresponse()
         body = r.read()
@@ -202,6 +204,26 @@ def check_server(exe, work):
         if not any(line.endswith(" disk") for line in server.wait_log(1)):
             problems.append(f"after a restart the file did not come from the disk cache: "
                             f"{server.log[-1:]}")
+    finally:
+        server.stop()
+
+    # Bounds (docs/debuginfod.md): with no memory for files, a second request is answered
+    # from the folder; with no room in the folder, the file made last is the one it keeps.
+    # The two namings (libdebuginfod's User-Agent gets GDB's) are two files of one module.
+    bounded = os.path.join(work, "bounded-cache")
+    server = Server([exe], bounded, ["--memory-mib", "0", "--cache-max-mib", "0"])
+    try:
+        answers = [server.get(f"/buildid/{bid}/debuginfo")[0] for _ in range(2)]
+        answers.append(server.get(f"/buildid/{bid}/debuginfo", "elfutils/0.188")[0])
+        sources = [line.rsplit(" ", 1)[-1] for line in server.wait_log(3) if " GET " in line]
+        kept = sorted(n for n in os.listdir(bounded) if n.endswith(".debug"))
+        # (A line is logged after its answer: the order of lines may differ.)
+        if answers != [200] * 3 or sorted(sources) != ["disk", "made", "made"]:
+            problems.append(f"--memory-mib 0: answers {answers}, from {sources} (want made "
+                            "twice and disk once)")
+        if len(kept) != 1 or ".plain." not in kept[0]:
+            problems.append(f"--cache-max-mib 0: the folder keeps {kept}, not the one file "
+                            "made last (GDB's naming)")
     finally:
         server.stop()
 
