@@ -227,7 +227,14 @@ void ModuleServer::attach(lldb::SBDebugger debugger) {
     run_command(debugger, fmt::format("settings set {} \"{}\"", kCacheSetting,
                                       client_cache_.string()));
   }
-  debugger.SetLoggingCallback(&ModuleServer::on_log, this);
+  Listener* listener = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    for (Listener& l : listeners_)
+      if (l.debugger == debugger.GetID()) listener = &l;
+    if (listener == nullptr) listener = &listeners_.emplace_back(Listener{this, debugger.GetID()});
+  }
+  debugger.SetLoggingCallback(&ModuleServer::on_log, listener);
   std::array categories = kLogCategories;
   debugger.EnableLog(kLogChannel, categories.data());
   // The user's servers are asked after ours only on its 404: a refusal would end the search.
@@ -239,7 +246,8 @@ void ModuleServer::attach(lldb::SBDebugger debugger) {
 // module's debug file.
 void ModuleServer::on_log(const char* text, void* baton) {
   if (text == nullptr) return;
-  auto* self = static_cast<ModuleServer*>(baton);
+  auto* listener = static_cast<Listener*>(baton);
+  ModuleServer* self = listener->server;
   std::vector<server::IndexedModule> modules;
   bool unlinked = false;  // a module with tables LLDB will ask the server for
   {
@@ -254,7 +262,7 @@ void ModuleServer::on_log(const char* text, void* baton) {
     }
   }
   for (const server::IndexedModule& module : modules)
-    if (!self->hand_over(module)) unlinked = true;
+    if (!self->hand_over(module, listener->debugger)) unlinked = true;
   if (unlinked) self->listen();
 }
 
@@ -268,7 +276,7 @@ ModuleServer::Named ModuleServer::index(const std::string& path) {
   return {true, *module};
 }
 
-bool ModuleServer::hand_over(const server::IndexedModule& module) {
+bool ModuleServer::hand_over(const server::IndexedModule& module, lldb::user_id_t debugger_id) {
   // The file is put where LLDB's download cache looks before it asks a server: LLDB opens it
   // where it lies instead of fetching it (a side file of a 1,000,000-function module is tens
   // of MB: most of a second over HTTP, then written again into LLDB's cache). A link to the
@@ -279,6 +287,12 @@ bool ModuleServer::hand_over(const server::IndexedModule& module) {
   if (!cache_.has_folder()) return false;
   std::optional<std::filesystem::path> kept = cache_.stored(module, debuginfo::FallbackNames::Lldb);
   if (!kept) {
+    // LLDB's loading thread waits for this (a 1 M-function module's file takes seconds):
+    // the prompt's status line and lldb-dap's client say why.
+    const std::string name = std::filesystem::path(module.path).filename().string();
+    lldb::SBDebugger debugger = lldb::SBDebugger::FindDebuggerWithID(static_cast<int>(debugger_id));
+    std::optional<lldb::SBProgress> progress;
+    if (debugger.IsValid()) progress.emplace("unwindkit: making unwind info", name.c_str(), debugger);
     server::CacheSource source = server::CacheSource::Made;
     cache_.get(module, source, debuginfo::FallbackNames::Lldb);
     kept = cache_.stored(module, debuginfo::FallbackNames::Lldb);  // none: nothing to add

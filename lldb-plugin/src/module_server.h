@@ -30,6 +30,7 @@
 #include <lldb/API/LLDB.h>
 
 #include <atomic>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -85,6 +86,13 @@ class ModuleServer {
     std::optional<server::IndexedModule> module;
   };
 
+  // What a debugger's logging callback is given: the server and the debugger whose module log
+  // it is (progress is shown in that debugger), by id: a debugger destroyed is not kept.
+  struct Listener {
+    ModuleServer* server;
+    lldb::user_id_t debugger;
+  };
+
   ModuleServer(std::filesystem::path client_cache);
   // Reserves the port: bound, not listened on (connections to it are refused).
   bool reserve();
@@ -93,9 +101,10 @@ class ModuleServer {
   static void on_log(const char* text, void* baton);
   // Indexes a file LLDB named, when it has tables to restate (under mutex_).
   Named index(const std::string& path);
-  // Puts the file for `module`, made now if no session made it before, where LLDB's download
-  // cache looks before it asks a server. False when no file is there for LLDB to find.
-  bool hand_over(const server::IndexedModule& module);
+  // Puts the file for `module`, made now if no session made it before (shown as progress in
+  // `debugger`), where LLDB's download cache looks before it asks a server. False when no
+  // file is there for LLDB to find.
+  bool hand_over(const server::IndexedModule& module, lldb::user_id_t debugger);
   std::optional<server::IndexedModule> find(std::string_view build_id);
 
   std::filesystem::path client_cache_;
@@ -103,6 +112,7 @@ class ModuleServer {
   std::atomic<int> paused_{0};
   std::mutex mutex_;
   std::set<std::string> named_;  // every path LLDB's log named
+  std::deque<Listener> listeners_;  // one per debugger attached, never moved
   server::ModuleIndex index_;
   server::DebugFileCache cache_;
   std::once_flag listening_;

@@ -79,12 +79,13 @@ def core_session(adapter, program, core, init_commands=(), post_run_commands=(),
                  timeout=300, page=1000, variables_of=None):
     """What lldb-dap shows of a core: {"stacks": [[frame, ...] per thread, in thread order]
     (DAP StackFrame objects), "variables": {scope name: [variable, ...]} of the first frame
-    `variables_of(frame)` accepts (scopes, then variables of each scope)}."""
+    `variables_of(frame)` accepts (scopes, then variables of each scope), "progress": the
+    titles of the progress the adapter reported (progressStart events)}."""
     dap = Dap(adapter, env, timeout)
     try:
         dap.request("initialize", {"clientID": "unwindkit-test", "adapterID": "lldb-dap",
                                    "linesStartAt1": True, "columnsStartAt1": True,
-                                   "pathFormat": "path"})
+                                   "pathFormat": "path", "supportsProgressReporting": True})
         seq = dap.send("attach", {"program": program, "coreFile": core,
                                   "initCommands": list(init_commands),
                                   "postRunCommands": list(post_run_commands)})
@@ -110,7 +111,9 @@ def core_session(adapter, program, core, init_commands=(), post_run_commands=(),
                 body = dap.request("variables",
                                    {"variablesReference": scope["variablesReference"]})
                 variables[scope["name"]] = body.get("variables", [])
-        return {"stacks": stacks, "variables": variables}
+        progress = [m.get("body", {}).get("title") for m in dap.kept
+                    if m.get("type") == "event" and m.get("event") == "progressStart"]
+        return {"stacks": stacks, "variables": variables, "progress": progress}
     finally:
         dap.close()
 

@@ -4,9 +4,10 @@ would: SBDebugger.CreateTarget, SBTarget.LoadCore, SBThread.GetFrameAtIndex. Run
 
     sb_frames.py EXE CORE [--plugin PATH --when before|after] [--object-map FROM TO]
 
-One line per thread (`THREAD tid`) and per frame (`FRAME pc module`symbol + offset`). With
---plugin, `plugin load` runs before the target is created or after the core is loaded, and
-no other command ever runs."""
+One line per thread (`THREAD tid`) and per frame (`FRAME pc module`symbol + offset`), then one
+per progress report the debugger broadcast from its creation on (`PROGRESS title: details`,
+as its start was reported). With --plugin, `plugin load` runs before the target is created or
+after the core is loaded, and no other command ever runs."""
 import argparse
 
 import lldb
@@ -33,6 +34,10 @@ def main():
     lldb.SBDebugger.Initialize()
     debugger = lldb.SBDebugger.Create(False)
     debugger.SetAsync(False)
+    progress = lldb.SBListener("sb_frames.progress")
+    progress.StartListeningForEvents(debugger.GetBroadcaster(),
+                                     lldb.SBDebugger.eBroadcastBitProgress |
+                                     lldb.SBDebugger.eBroadcastBitExternalProgress)
 
     def load_plugin():
         result = lldb.SBCommandReturnObject()
@@ -57,6 +62,13 @@ def main():
         for i in range(thread.GetNumFrames()):
             frame = thread.GetFrameAtIndex(i)
             print(f"FRAME {frame.GetPC():#x} {describe(frame)}")
+    event = lldb.SBEvent()
+    while progress.GetNextEvent(event):
+        data = lldb.SBDebugger.GetProgressDataFromEvent(event)
+        if data.GetValueForKey("completed").GetIntegerValue() == 0:
+            title = data.GetValueForKey("title").GetStringValue(1024)
+            details = data.GetValueForKey("details").GetStringValue(1024)
+            print(f"PROGRESS {title}: {details}")
     lldb.SBDebugger.Destroy(debugger)
 
 

@@ -163,11 +163,21 @@ def check_clients(pair, core, rows):
     map_commands = [f"settings set target.object-map {a} {b}" for a, b in maps]
     load = f"plugin load {plugin_path()}"
     problems = []
-    want_sb = sb_threads(sb_frames(oracle.exe, core, object_map=maps))
+    oracle_lines = sb_frames(oracle.exe, core, object_map=maps)
+    want_sb = sb_threads(oracle_lines)
     want_dap, want_vars = dap(oracle.exe, core, init=map_commands)
+    # The side file a module's first session makes is reported as LLDB's own work is, to the
+    # debugger's progress listeners (the prompt's status line, lldb-dap's client).
+    making = f"PROGRESS unwindkit: making unwind info: {os.path.basename(pair.stripped.exe)}"
+    if any("unwindkit" in line for line in oracle_lines if line.startswith("PROGRESS")):
+        problems.append("sb-api, no plugin: unwindkit progress reported")
     for when in ("before", "after"):
-        got = sb_threads(sb_frames(pair.stripped.exe, core, plugin_when=when))
+        lines = sb_frames(pair.stripped.exe, core, plugin_when=when)
+        got = sb_threads(lines)
         problems += compare_frames("sb-api", pair, when, want_sb, got, rows)
+        if when == "before" and making not in lines:
+            problems.append(f"sb-api, plugin {when}: no progress '{making}' while the side "
+                            f"file was made (saw {[l for l in lines if 'unwindkit' in l]})")
         got_dap, got_vars = dap(pair.stripped.exe, core, init=[load] if when == "before" else (),
                                 post=[load] if when == "after" else ())
         problems += compare_frames("lldb-dap", pair, when, want_dap, got_dap, rows)
