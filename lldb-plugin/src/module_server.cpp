@@ -290,9 +290,11 @@ bool ModuleServer::hand_over(const server::IndexedModule& module, lldb::user_id_
     // LLDB's loading thread waits for this (a 1 M-function module's file takes seconds):
     // the prompt's status line and lldb-dap's client say why.
     const std::string name = std::filesystem::path(module.path).filename().string();
-    lldb::SBDebugger debugger = lldb::SBDebugger::FindDebuggerWithID(static_cast<int>(debugger_id));
+    lldb::SBDebugger debugger =
+        lldb::SBDebugger::FindDebuggerWithID(static_cast<int>(debugger_id));
     std::optional<lldb::SBProgress> progress;
-    if (debugger.IsValid()) progress.emplace("unwindkit: making unwind info", name.c_str(), debugger);
+    if (debugger.IsValid())
+      progress.emplace("unwindkit: making unwind info", name.c_str(), debugger);
     server::CacheSource source = server::CacheSource::Made;
     cache_.get(module, source, debuginfo::FallbackNames::Lldb);
     kept = cache_.stored(module, debuginfo::FallbackNames::Lldb);  // none: nothing to add
