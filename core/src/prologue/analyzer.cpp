@@ -101,6 +101,27 @@ std::optional<uint64_t> direct_target(Arch arch, const cs_insn& insn) {
   return std::nullopt;
 }
 
+// A jump that stays in the function (a direct one to an address inside it, or an indirect
+// one): its frame state reaches code here. A call, or a jump out (a tail call), is none.
+bool jumps_within(const Decoder& d, const cs_insn& insn, uint64_t func_start, uint64_t func_end) {
+  if (!cs_insn_group(d.handle(), &insn, CS_GRP_JUMP) || is_call(d.arch(), insn) ||
+      cs_insn_group(d.handle(), &insn, CS_GRP_CALL))
+    return false;
+  const auto target = direct_target(d.arch(), insn);
+  return !target || (*target >= func_start && *target < func_end);
+}
+
+// Whether the function has such a jump, from instructions decoded once (else: true, unread).
+bool may_jump_within(const Decoder& d, const Instructions& code, uint64_t func_start,
+                     uint64_t func_end) {
+  if (!code.kept_whole()) return true;  // reading it costs what the walk it might save does
+  Instructions::Walk walk = code.walk();
+  uint64_t at = func_start;
+  while (const cs_insn* insn = walk.next(at))
+    if (jumps_within(d, *insn, func_start, func_end)) return true;
+  return false;
+}
+
 bool is_padding(Arch arch, const cs_insn& insn) {
   switch (arch) {
     case Arch::X86_64: return insn.id == X86_INS_NOP || insn.id == X86_INS_INT3;
@@ -266,14 +287,12 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
     draft(at);
     if (stopped_) break;  // nothing is claimed from here on
     // A jump within the function (a tail call's leaves it: no block here starts from it).
-    const auto target = direct_target(m_.arch(), *insn);
     // Capstone puts AArch64 `bl` in the jump group too: a call (to the function itself, in a
     // recursion) returns here, and is no edge into the function's code.
-    if (key && cs_insn_group(d.handle(), insn, CS_GRP_JUMP) && !is_call(m_.arch(), *insn) &&
-        !cs_insn_group(d.handle(), insn, CS_GRP_CALL) &&
-        (!target || (*target >= func_start_ && *target < func_end_))) {
+    if (key && jumps_within(d, *insn, func_start_, func_end_)) {
       add(jumps_.by_cfa, *key, m_.state());
-      if (target) add(jumps_.by_target, *target, m_.state());
+      if (const auto target = direct_target(m_.arch(), *insn))
+        add(jumps_.by_target, *target, m_.state());
       if (jumps_.by_target.size() > kMaxTargets) {
         lose(at, fmt::format("more than {} jump targets", kMaxTargets));
         draft(at);
@@ -342,6 +361,15 @@ Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const Tab
   const detail::Instructions instructions(*decoder, code, func_start);
   const std::vector<const TableRow*> within = detail::rows_within(rows, func_start, func_end);
   thread_local std::vector<detail::Draft> drafts;
+  if (!detail::may_jump_within(*decoder, instructions, func_start, func_end)) {
+    // No walk can find a jump: the first would give the second none, and the second's
+    // analysis would be the answer. It is walked alone (straight-line code: about a third
+    // of a compiled program's functions).
+    const detail::JumpStates none;
+    detail::Pass only(arch, func_start, func_end, drafts);
+    only.run(*decoder, instructions, within, &none);
+    return only.finish();
+  }
   detail::Pass first(arch, func_start, func_end, drafts);
   first.run(*decoder, instructions, within, nullptr);
   detail::JumpStates jumps = first.jumps();

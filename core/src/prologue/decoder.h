@@ -112,6 +112,8 @@ class Instructions {
     uint64_t address_;
   };
   Walk walk() const { return Walk(*this); }
+  // Whether every instruction was decoded once and kept: a walk then decodes nothing again.
+  bool kept_whole() const { return whole_; }
 
  private:
   const cs_insn* kept(size_t i) const { return pooled_ ? d_.pool_[i] : &owned_[i]; }
