@@ -244,11 +244,17 @@ void Pass::start_block(uint64_t at, const std::optional<CfaKey>& key, const Jump
 
 void Pass::draft(uint64_t at, bool nothing) {
   if (!final_) return;  // a first walk's claims are never finished
-  Draft d{at, nothing || stopped_.has_value(), m_.state().regs};
-  if (d.lost) d.regs = {};
+  const bool lost = nothing || stopped_.has_value();
+  const auto& regs = m_.state().regs;
   if (!drafts_.empty() && drafts_.back().start == at) drafts_.pop_back();  // redrawn
-  if (!drafts_.empty() && drafts_.back().lost == d.lost && drafts_.back().regs == d.regs) return;
-  drafts_.push_back(d);
+  // The same claims go on (a lost draft claims no register): nothing is copied, as at most
+  // instructions.
+  if (!drafts_.empty() && drafts_.back().lost == lost && (lost || drafts_.back().regs == regs))
+    return;
+  Draft& d = drafts_.emplace_back();
+  d.start = at;
+  d.lost = lost;
+  if (!lost) d.regs = regs;
 }
 
 void Pass::run(const Decoder& d, const Instructions& code, std::span<const TableRow* const> rows,
