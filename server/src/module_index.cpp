@@ -127,15 +127,23 @@ bool unchanged(const IndexedModule& module) {
          id.ctime_ns == module.ctime_ns;
 }
 
-bool read_indexed_file(const IndexedModule& module, std::string& out) {
+namespace {
+
+template <typename Bytes>
+bool read_indexed_into(const IndexedModule& module, Bytes& out) {
   if (!unchanged(module)) return false;
   // A short read is a file changed under us.
   return read_whole(module.path, out) && out.size() == module.size;
 }
 
+}  // namespace
+
+bool read_indexed_file(const IndexedModule& module, std::string& out) {
+  return read_indexed_into(module, out);
+}
+
 bool read_indexed_file(const IndexedModule& module, std::vector<uint8_t>& out) {
-  if (!unchanged(module)) return false;
-  return read_whole(module.path, out) && out.size() == module.size;
+  return read_indexed_into(module, out);
 }
 
 const IndexedModule* ModuleIndex::find(std::string_view build_id) const {
