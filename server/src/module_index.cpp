@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/server/folder_budget.h"
 #include "unwindkit/unwind/core_file.h"
 #include "whole_file.h"
 
@@ -64,12 +65,16 @@ bool stat_file(const std::string& path, FileIdentity& id) {
 // change time, which no one can set back; a file replaced by rename has another inode, or a
 // new change time if the inode is reused.
 constexpr size_t kSha256Hex = 64;
+constexpr std::string_view kMemoSuffix = ".memo";
+// The memos kept, all files together, least recently used out first: a memo takes about 150
+// bytes, so the last 7,000 or so files met are remembered.
+constexpr uint64_t kMemoBytes = uint64_t{1} << 20;
 // A file changed twice within its file system's timestamp granularity keeps the same times:
 // only a file whose last change is this long past is remembered (git's racy-index rule).
 constexpr int64_t kMemoSettledNs = 2'000'000'000;
 
 std::filesystem::path memo_path(const std::filesystem::path& dir, const FileIdentity& id) {
-  return dir / fmt::format("{:x}-{:x}", id.device, id.inode);
+  return dir / fmt::format("{:x}-{:x}{}", id.device, id.inode, kMemoSuffix);
 }
 
 std::string memo_times(const FileIdentity& id) {
@@ -79,12 +84,14 @@ std::string memo_times(const FileIdentity& id) {
 // (build-id, content hash) remembered for exactly this version of the file.
 std::optional<std::pair<std::string, std::string>> recall(const std::filesystem::path& dir,
                                                           const FileIdentity& id) {
-  std::ifstream in(memo_path(dir, id));
+  const auto path = memo_path(dir, id);
+  std::ifstream in(path);
   std::string size, mtime, ctime, build_id, hash;
   if (!(in >> size >> mtime >> ctime >> build_id >> hash)) return std::nullopt;
   if (fmt::format("{} {} {}", size, mtime, ctime) != memo_times(id) ||
       normalize_build_id(build_id) != build_id || hash.size() != kSha256Hex)
     return std::nullopt;
+  mark_used(path);
   return std::pair{build_id, hash};
 }
 
@@ -95,8 +102,10 @@ void remember(const std::filesystem::path& dir, const FileIdentity& id,
   if (nanoseconds(now) - id.ctime_ns < kMemoSettledNs) return;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  write_atomically(memo_path(dir, id), fmt::format("{} {} {}\n", memo_times(id), module.build_id,
-                                                   module.content_hash));
+  const auto path = memo_path(dir, id);
+  write_atomically(path, fmt::format("{} {} {}\n", memo_times(id), module.build_id,
+                                     module.content_hash));
+  trim_folder(dir, kMemoBytes, {kMemoSuffix}, path);
 }
 
 bool looks_like_elf(const std::string& path) {

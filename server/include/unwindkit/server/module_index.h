@@ -27,7 +27,8 @@ struct IndexOptions {
   // Where each file's build-id and content hash are remembered between processes, by the
   // file's identity (device, inode, size, modification and change times): a file indexed
   // again unchanged is neither read nor hashed (a 76 MB module took 0.2 s). nullopt: every
-  // file is read and hashed.
+  // file is read and hashed. The folder is held to 1 MiB of memos, least recently used out
+  // first.
   std::optional<std::filesystem::path> memo_dir;
 };
 
