@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "unwindkit/debuginfo/synthesize.h"
+#include "unwindkit/server/folder_budget.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/unwind/modules.h"
 
@@ -90,6 +91,17 @@ void add_side_file_bindings(py::module_& m) {
         "file's frames; settled: no file is needed, whatever session asks; later: the `.sframe` "
         "is larger than `wait_limit` bytes, the file holds the entry point's rule alone (call "
         "again without the limit for the whole one); never raises.");
+  m.def(
+      "trim_folder",
+      [](const std::string& folder, uint64_t max_bytes, const std::vector<std::string>& suffixes,
+         const std::string& keep) {
+        const std::vector<std::string_view> views(suffixes.begin(), suffixes.end());
+        server::trim_folder(folder, max_bytes, views, keep);
+      },
+      py::arg("folder"), py::arg("max_bytes"), py::arg("suffixes"), py::arg("keep"),
+      "Holds the side files of `folder` (names ending with one of `suffixes`) to `max_bytes`, "
+      "least recently used (modified) out first; `keep` stays. Temporaries a writer that died "
+      "left (\".tmp\" in the name, an hour old) go too. The server's and LLDB's policy.");
 }
 
 }  // namespace unwindkit::gdb

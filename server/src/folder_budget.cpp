@@ -21,7 +21,7 @@ void mark_used(const std::filesystem::path& file) {
 }
 
 void trim_folder(const std::filesystem::path& dir, uint64_t max_bytes,
-                 std::initializer_list<std::string_view> suffixes,
+                 const std::vector<std::string_view>& suffixes,
                  const std::filesystem::path& keep) {
   std::error_code ec;
   const auto now = std::filesystem::file_time_type::clock::now();

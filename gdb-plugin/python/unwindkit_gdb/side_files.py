@@ -14,8 +14,9 @@ this plugin build: a later session attaches it without reading the module. So is
 that a file needs none (a small `.gdb.none` file holding why): a session whose files are all
 known loads no extension (`_unwindkit`) for them, nor does `bt` to learn whether they have
 `.trace` (kept there too). The cache folder is bounded (_CACHE_BYTES, least recently used
-files go first). No module costly to import (tempfile, hashlib: milliseconds in every GDB
-session) is imported, but tempfile where there is no home folder.
+files go first: the server's policy, folder_budget.h). No module costly to import (tempfile,
+hashlib: milliseconds in every GDB session) is imported, but tempfile where there is no home
+folder.
 
 A module whose `.sframe` is larger than `wait_limit` bytes (a browser-sized library: seconds to
 synthesize) is not waited for: it gets a side file holding the entry point's rule alone (GDB
@@ -49,7 +50,6 @@ _NONE_SUFFIX = ".gdb.none"  # the file needs no side file; holds why
 _TRACE_SUFFIX = ".gdb.trace"  # "1" or "0": whether the file has `.trace` (trace_frames.py)
 _WAIT_LIMIT = 4 << 20  # bytes of .sframe: about 160,000 functions, 0.5 s of synthesis
 _CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function module's is 46 MB
-_STALE_TMP_SECONDS = 3600  # a private file this old was left by a GDB that died writing it
 # The detached process starts once GDB is idle: CPU used over one poll interval below
 # _IDLE_SHARE of it (GDB's own threads count: the strict checks of the same file), or GDB gone.
 _IDLE_POLL_SECONDS = 0.1
@@ -81,35 +81,6 @@ def _cache_stem(folder, build_id_hex, debug_files):
     attack, and hashlib would cost every session its import."""
     debug_key = zlib.crc32("\0".join(sorted(debug_files)).encode())
     return os.path.join(folder, f"{build_id_hex}-{_plugin_key()}-{debug_key:08x}")
-
-
-def _prune(folder, keep):
-    """Least recently used side files out until the folder holds at most _CACHE_BYTES; `keep`
-    (the one just written) stays."""
-    files = []
-    for entry in os.scandir(folder):
-        try:
-            st = entry.stat()
-        except OSError:
-            continue  # another GDB pruned it
-        if entry.name.startswith(".tmp-"):
-            if time.time() - st.st_mtime > _STALE_TMP_SECONDS:
-                _remove(entry.path)
-        elif entry.name.endswith((_SUFFIX, _NONE_SUFFIX, _TRACE_SUFFIX)) and entry.path != keep:
-            files.append((st.st_mtime, st.st_size, entry.path))
-    total = sum(size for _, size, _ in files) + os.path.getsize(keep)
-    for _, size, path in sorted(files):
-        if total <= _CACHE_BYTES:
-            break
-        _remove(path)
-        total -= size
-
-
-def _remove(path):
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def _cpu_seconds(pid):
@@ -189,7 +160,11 @@ def _store(data, path):
     except BaseException:
         os.unlink(tmp)
         raise
-    _prune(folder, path)
+    # Least recently used files out, the one just written kept, temporaries of a GDB that died
+    # writing them out: the server's policy (folder_budget.h). Only files that were made
+    # come here, so the extension is loaded already.
+    import _unwindkit
+    _unwindkit.trim_folder(folder, _CACHE_BYTES, [_SUFFIX, _NONE_SUFFIX, _TRACE_SUFFIX], path)
 
 
 class SideFiles:

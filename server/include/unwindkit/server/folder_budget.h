@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <initializer_list>
 #include <string_view>
+#include <vector>
 
 namespace unwindkit::server {
 
@@ -18,7 +18,7 @@ void mark_used(const std::filesystem::path& file);
 // made) stays whatever it takes. Temporary files a writer that died left behind (".tmp" in
 // the name, an hour old) go too. A file another process removes meanwhile is skipped.
 void trim_folder(const std::filesystem::path& dir, uint64_t max_bytes,
-                 std::initializer_list<std::string_view> suffixes,
+                 const std::vector<std::string_view>& suffixes,
                  const std::filesystem::path& keep);
 
 }  // namespace unwindkit::server
