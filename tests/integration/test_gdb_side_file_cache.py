@@ -7,9 +7,15 @@
   gets none, and a later session knows so by its build-id without loading the extension;
 - the folder is bounded: past 1 GiB the least recently used side files go (sparse stand-ins
   of 700 MB here), the newest stays, and a private `.tmp-` file left by a GDB that died
-  writing it goes once it is an hour old (a fresh one, maybe being written, stays)."""
+  writing it goes once it is an hour old (a fresh one, maybe being written, stays);
+- sessions started together on a module too large to wait for (`unwindkit set
+  side-file-wait-limit 0`) each start a background maker, and the whole side file is written
+  once (inotify counts the renames onto its name)."""
+import concurrent.futures
+import ctypes
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -73,6 +79,84 @@ def stand_in(folder, name, age_seconds, size=_STAND_IN):
     return path
 
 
+_IN_MOVED_FROM, _IN_MOVED_TO = 0x40, 0x80
+struct_header = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len
+_MAKERS = 3
+
+
+def renames_onto(folder, suffix, action):
+    """How many files ending with `suffix` (not `.entry` + suffix) were renamed into `folder`
+    while `action()` ran (inotify, through libc: the events queue, none is missed). The moves
+    out are watched too: alone, the moves onto one name are merged into one event."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    if fd < 0 or libc.inotify_add_watch(fd, folder.encode(), _IN_MOVED_FROM | _IN_MOVED_TO) < 0:
+        raise OSError(ctypes.get_errno(), "inotify")
+    try:
+        action()
+        names = []
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                break
+            at = 0
+            while at < len(chunk):
+                _, mask, _, size = struct_header.unpack_from(chunk, at)
+                at += struct_header.size
+                if mask & _IN_MOVED_TO:
+                    names.append(chunk[at:at + size].rstrip(b"\0").decode())
+                at += size
+        return sum(1 for n in names if n.endswith(suffix) and not n.endswith(".entry" + suffix))
+    finally:
+        os.close(fd)
+
+
+def makers_running(marker):
+    """Processes whose command line holds `marker`: GDB sessions and the makers they forked."""
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                count += marker.encode() in f.read()
+        except OSError:
+            pass
+    return count
+
+
+def check_one_maker(cache, stripped, build_id):
+    """_MAKERS sessions at once on a module too large to wait for: one whole side file made."""
+    for name in os.listdir(cache):
+        if name.startswith(build_id + "-"):
+            os.remove(os.path.join(cache, name))
+    marker = f"uk-one-maker-{os.getpid()}"
+
+    def sessions():
+        with concurrent.futures.ThreadPoolExecutor(_MAKERS) as pool:
+            outs = list(pool.map(lambda _: run_gdb(  # the plugin sourced before the file loads
+                "gdb", stripped, plugin=False, early=[f"source {test_gdb_cores.plugin_path()}",
+                                                      "unwindkit set side-file-wait-limit 0"],
+                commands=[f"echo {marker}\\n", "unwindkit status"]), range(_MAKERS)))
+        deadline = time.monotonic() + 120
+        while makers_running(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return outs
+
+    outs = []
+    made = renames_onto(cache, ".gdb.debug", lambda: outs.extend(sessions()))
+    problems = []
+    if makers_running(marker):
+        problems.append("background makers still running after 120 s")
+    started = sum("is being made for later sessions" in out for out in outs)
+    if started < 2:
+        problems.append(f"only {started} of {_MAKERS} sessions started a maker: nothing to "
+                        "compare (the sessions did not overlap)")
+    if made != 1:
+        problems.append(f"{_MAKERS} sessions at once ({started} makers) wrote the whole side "
+                        f"file {made} times, not once")
+    return problems
+
+
 def main():
     problems = []
     cache = test_gdb_cores._SIDE_FILES.name  # run_gdb's UNWINDKIT_CACHE_DIR
@@ -115,6 +199,8 @@ def main():
             problems.append("an hour-old private .tmp- file was kept")
         if not os.path.exists(fresh_tmp):
             problems.append("a fresh private .tmp- file (maybe being written) was removed")
+
+        problems += check_one_maker(cache, stripped, build_id)
     return report(problems)
 
 

@@ -55,6 +55,7 @@ _CACHE_BYTES = 1 << 30  # side files kept, all modules together; a 1 M-function 
 _IDLE_POLL_SECONDS = 0.1
 _IDLE_SHARE = 0.2
 _IDLE_WAIT_LIMIT_SECONDS = 10  # then it starts anyway, at idle priority
+_MAKING_LOCK = ".making.lock"  # one byte locked per side file being made (_make_once)
 
 
 def _folder():
@@ -138,12 +139,34 @@ def _make_detached(path, debug_files, dest):
         except (AttributeError, OSError):
             os.nice(10)
         _wait_until_idle(gdb_pid)
-        import _unwindkit
-        data = _unwindkit.side_file(path, debug_files)[0]
+
+        def make():
+            import _unwindkit
+            return _unwindkit.side_file(path, debug_files)[0]
+        _make_once(dest, make)
+    finally:
+        os._exit(0)
+
+
+def _make_once(dest, make):
+    """Stores what `make` gives (the bytes of the side file at `dest`, or None) unless another
+    process has made `dest` by then. GDB sessions started together on one large module (a
+    triage script's, one per core) each start a maker; each would spend seconds and hundreds
+    of MB on the same file. The makers of one file take turns on one byte of the folder's lock
+    file (at the CRC of the path: two files sharing a byte only wait for each other); the lock
+    goes with the process, however it ends."""
+    import fcntl
+    lock = os.open(os.path.join(os.path.dirname(dest), _MAKING_LOCK),
+                   os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.lockf(lock, fcntl.LOCK_EX, 1, zlib.crc32(dest.encode()))
+        if os.path.exists(dest):
+            return
+        data = make()
         if data is not None:
             _store(data, dest)
     finally:
-        os._exit(0)
+        os.close(lock)  # and with it the lock
 
 
 def _store(data, path):
