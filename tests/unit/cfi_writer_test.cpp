@@ -199,5 +199,41 @@ TEST(CfiWriterJoin, AdjacentFunctionsShareAnFdeWithTheSameRows) {
   std::filesystem::remove(path);
 }
 
+// Registers numbered 128 and up are kept apart from the usual ones in the writer; a register
+// a row names and the next does not goes back to "same value" whatever its number, and a
+// row's registers are stated by ascending number. The rows: a function saving rbx and DWARF
+// register 130 (readelf: "bad register: r130" for x86-64), then restoring both.
+TEST(CfiWriterRegisters, HighNumberedRegistersAreStatedAndForgottenLikeOthers) {
+  const RegRule ra = RegRule::at_cfa(-8);
+  const std::vector<dwarf::CfiFunction> fns = {
+      {0x2000, 0x2010,
+       {{0x2000, rule(sp(8), ra, RegRule::unchanged())},
+        {0x2002, rule(sp(24), ra, RegRule::unchanged(),
+                      {{130, RegRule::at_cfa(-16)}, {x64::rbx, RegRule::at_cfa(-24)}})},
+        {0x2008, rule(sp(8), ra, RegRule::unchanged())}}}};
+  elf::SideFileSpec spec;
+  spec.machine = 62;  // EM_X86_64
+  spec.type = 3;      // ET_DYN
+  spec.build_id = std::vector<uint8_t>(20, 0xab);
+  spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, 0x2000, 0x10, 16}};
+  spec.debug_frame = dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8});
+  auto bytes = elf::write_side_file(spec);
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("unwindkit-cfi-writer-high-" + std::to_string(::getpid()) + ".debug");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  const std::string frames = run("readelf --debug-dump=frames " + path.string() + " 2>&1");
+  std::filesystem::remove(path);
+  for (const char* lines : {"  DW_CFA_advance_loc: 2 to 0000000000002002\n"
+                            "  DW_CFA_def_cfa: r7 (rsp) ofs 24\n"
+                            "  DW_CFA_offset: r3 (rbx) at cfa-24\n"
+                            "  DW_CFA_offset_extended_sf: bad register: r130 at cfa-16\n"
+                            "  DW_CFA_advance_loc: 6 to 0000000000002008\n"
+                            "  DW_CFA_def_cfa: r7 (rsp) ofs 8\n"
+                            "  DW_CFA_same_value: r3 (rbx)\n"
+                            "  DW_CFA_same_value: bad register: r130\n"})
+    EXPECT_NE(frames.find(lines), std::string::npos) << lines << "\n---\n" << frames;
+}
+
 }  // namespace
 }  // namespace unwindkit
