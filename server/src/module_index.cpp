@@ -65,7 +65,6 @@ bool stat_file(const std::string& path, FileIdentity& id) {
 // change time, which no one can set back; a file replaced by rename has another inode, or a
 // new change time if the inode is reused.
 constexpr size_t kSha256Hex = 64;
-constexpr std::string_view kMemoSuffix = ".memo";
 // The memos kept, all files together, least recently used out first: a memo takes about 150
 // bytes, so the last 7,000 or so files met are remembered.
 constexpr uint64_t kMemoBytes = uint64_t{1} << 20;
@@ -74,7 +73,7 @@ constexpr uint64_t kMemoBytes = uint64_t{1} << 20;
 constexpr int64_t kMemoSettledNs = 2'000'000'000;
 
 std::filesystem::path memo_path(const std::filesystem::path& dir, const FileIdentity& id) {
-  return dir / fmt::format("{:x}-{:x}{}", id.device, id.inode, kMemoSuffix);
+  return dir / fmt::format("{:x}-{:x}", id.device, id.inode);
 }
 
 std::string memo_times(const FileIdentity& id) {
@@ -105,7 +104,7 @@ void remember(const std::filesystem::path& dir, const FileIdentity& id,
   const auto path = memo_path(dir, id);
   write_atomically(path, fmt::format("{} {} {}\n", memo_times(id), module.build_id,
                                      module.content_hash));
-  trim_folder(dir, kMemoBytes, {kMemoSuffix}, path);
+  trim_folder(dir, kMemoBytes, {""}, path);  // the folder holds memos alone
 }
 
 bool looks_like_elf(const std::string& path) {
