@@ -2,7 +2,6 @@
 #include "unwindkit/server/debug_file_cache.h"
 
 #include <fmt/format.h>
-#include <malloc.h>
 
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/server/folder_budget.h"
@@ -15,9 +14,6 @@ namespace {
 constexpr int kFormat = 4;
 constexpr const char* kFileSuffix = ".debug";
 constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the reason
-// Making a file this large leaves its working memory (a 1 M-function module's: about 85 MB)
-// free in malloc's arenas, which glibc keeps from the system: it is given back at once.
-constexpr size_t kTrimAfter = size_t{8} << 20;
 
 // `durable` is false when the answer says nothing about the indexed content (a file that
 // changed since it was indexed), so it is not kept on disk.
@@ -31,7 +27,6 @@ CachedFile synthesize_file(const IndexedModule& module, const debuginfo::Synthes
   if (!file) return {nullptr, file.error().to_string()};
   auto made = debuginfo::synthesize(*file, options);
   if (!made) return {nullptr, made.error().to_string()};
-  if (made->bytes.size() >= kTrimAfter) ::malloc_trim(0);
   std::string note;
   for (const Error& e : made->left_out) note += (note.empty() ? "" : "; ") + e.to_string();
   if (made->bytes.empty())

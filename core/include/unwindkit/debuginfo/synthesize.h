@@ -69,7 +69,9 @@ struct DebugFile {
 };
 
 // Fails when the module cannot be a symbol file's target (no build-id, not a 64-bit
-// executable or shared object of an architecture we unwind).
+// executable or shared object of an architecture we unwind). After a large file (8 MiB or
+// more), the memory its making used is given back to the system (malloc_trim): glibc would
+// keep it in its arenas for the life of the debugger or server that asked.
 Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions& options = {});
 
 // Every SFrame row as a CFI row, with the prologue analyzer's findings from the module's code
