@@ -134,14 +134,14 @@ class RegRules {
   // AArch64's callee-saved d8-d15 are 72-79.
   static constexpr uint16_t kDirect = 128;
   bool has(uint16_t reg) const { return (present_[reg / 64] >> (reg % 64)) & 1; }
-  std::vector<Entry>::const_iterator lower(uint16_t reg) const {
-    return std::lower_bound(high_.begin(), high_.end(), reg,
+  // The first high entry not below `reg`, in `high` (const or not).
+  template <class High>
+  static auto lower(High& high, uint16_t reg) {
+    return std::lower_bound(high.begin(), high.end(), reg,
                             [](const Entry& e, uint16_t r) { return e.first < r; });
   }
-  std::vector<Entry>::iterator lower(uint16_t reg) {
-    return std::lower_bound(high_.begin(), high_.end(), reg,
-                            [](const Entry& e, uint16_t r) { return e.first < r; });
-  }
+  std::vector<Entry>::iterator lower(uint16_t reg) { return lower(high_, reg); }
+  std::vector<Entry>::const_iterator lower(uint16_t reg) const { return lower(high_, reg); }
   std::array<uint64_t, kDirect / 64> present_{};
   std::array<RegRule, kDirect> direct_{};
   std::vector<Entry> high_;
