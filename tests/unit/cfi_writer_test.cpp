@@ -33,6 +33,26 @@ UnwindRule rule(CfaRule cfa, RegRule ra, RegRule fp, std::vector<SavedReg> saved
 
 constexpr CfaRule sp(int64_t off) { return {CfaRule::Kind::RegOffset, x64::rsp, off}; }
 
+// A symbol file whose CFI section (`.eh_frame` when `eh`, else `.debug_frame`) holds `cfi`,
+// with .text at [text, text + text_size): what the reference tools read. Named by `name`
+// and this process.
+std::filesystem::path write_symbol_file(const std::string& name, std::vector<uint8_t> cfi,
+                                        bool eh, uint64_t text, uint64_t text_size) {
+  elf::SideFileSpec spec;
+  spec.machine = 62;  // EM_X86_64
+  spec.type = 3;      // ET_DYN
+  spec.build_id = std::vector<uint8_t>(20, 0xab);  // readelf wants a full-size build-id
+  spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, text, text_size, 16}};
+  spec.debug_frame = std::move(cfi);
+  if (eh) spec.cfi_section = ".eh_frame";
+  auto bytes = elf::write_side_file(spec);
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("unwindkit-cfi-writer-" + name + "-" + std::to_string(::getpid()) + ".debug");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
 // Three functions covering every rule kind the writer states.
 std::vector<dwarf::CfiFunction> functions() {
   const RegRule ra = RegRule::at_cfa(-8);
@@ -68,19 +88,11 @@ class CfiWriterTest : public ::testing::TestWithParam<bool> {
   bool eh() const { return GetParam(); }
   void SetUp() override {
     auto fns = functions();
-    elf::SideFileSpec spec;
-    spec.machine = 62;  // EM_X86_64
-    spec.type = 3;      // ET_DYN
-    spec.build_id = std::vector<uint8_t>(20, 0xab);  // readelf wants a full-size build-id
-    spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, 0x1000, 0x110, 16}};
     const dwarf::CfiWriterOptions options{Arch::X86_64, Endian::Little, 8};
-    spec.debug_frame = eh() ? dwarf::write_eh_frame(fns, options) : dwarf::write_debug_frame(fns, options);
-    if (eh()) spec.cfi_section = ".eh_frame";
-    auto bytes = elf::write_side_file(spec);
-    path_ = std::filesystem::temp_directory_path() /
-            ("unwindkit-cfi-writer-" + std::to_string(::getpid()) + (eh() ? "-eh" : "") + ".debug");
-    std::ofstream(path_, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    path_ = write_symbol_file(eh() ? "eh" : "debug",
+                              eh() ? dwarf::write_eh_frame(fns, options)
+                                   : dwarf::write_debug_frame(fns, options),
+                              eh(), 0x1000, 0x110);
   }
   void TearDown() override { std::filesystem::remove(path_); }
   std::filesystem::path path_;
@@ -171,17 +183,9 @@ TEST_P(CfiWriterTest, DwarfdumpInterpretsTheRulesGiven) {
 TEST(CfiWriterJoin, AdjacentFunctionsShareAnFdeWithTheSameRows) {
   auto fns = functions();
   fns.push_back({0x1110, 0x1120, {{0x1114, rule(sp(16), RegRule::at_cfa(-8), RegRule::unchanged())}}});
-  elf::SideFileSpec spec;
-  spec.machine = 62;  // EM_X86_64
-  spec.type = 3;      // ET_DYN
-  spec.build_id = std::vector<uint8_t>(20, 0xab);
-  spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, 0x1000, 0x120, 16}};
-  spec.debug_frame = dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8, 256});
-  auto bytes = elf::write_side_file(spec);
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("unwindkit-cfi-writer-join-" + std::to_string(::getpid()) + ".debug");
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  const auto path = write_symbol_file(
+      "join", dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8, 256}), false, 0x1000,
+      0x120);
 
   const std::string frames = run("readelf --debug-dump=frames " + path.string() + " 2>&1");
   EXPECT_EQ(frames.find("Warning"), std::string::npos) << frames;
@@ -211,17 +215,8 @@ TEST(CfiWriterRegisters, HighNumberedRegistersAreStatedAndForgottenLikeOthers) {
         {0x2002, rule(sp(24), ra, RegRule::unchanged(),
                       {{130, RegRule::at_cfa(-16)}, {x64::rbx, RegRule::at_cfa(-24)}})},
         {0x2008, rule(sp(8), ra, RegRule::unchanged())}}}};
-  elf::SideFileSpec spec;
-  spec.machine = 62;  // EM_X86_64
-  spec.type = 3;      // ET_DYN
-  spec.build_id = std::vector<uint8_t>(20, 0xab);
-  spec.sections = {{".text", 0x6 /* SHF_ALLOC|SHF_EXECINSTR */, 0x2000, 0x10, 16}};
-  spec.debug_frame = dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8});
-  auto bytes = elf::write_side_file(spec);
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("unwindkit-cfi-writer-high-" + std::to_string(::getpid()) + ".debug");
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  const auto path = write_symbol_file(
+      "high", dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8}), false, 0x2000, 0x10);
   const std::string frames = run("readelf --debug-dump=frames " + path.string() + " 2>&1");
   std::filesystem::remove(path);
   for (const char* lines : {"  DW_CFA_advance_loc: 2 to 0000000000002002\n"

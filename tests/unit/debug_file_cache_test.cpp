@@ -4,12 +4,12 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "scratch_folder.h"
 #include "test_support.h"
 #include "unwindkit/elf/elf_file.h"
 
@@ -20,13 +20,10 @@ namespace {
 const std::string kModule =
     (test::shared_dir() / "fixtures" / "sframe-v2-x86_64" / "stripped" / "prog").string();
 
-class DebugFileCacheTest : public ::testing::Test {
+class DebugFileCacheTest : public test::ScratchFolderTest {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("uk-cache-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    ScratchFolderTest::SetUp();
     std::vector<std::string> notes;
     index_.add_file(kModule, notes);
     auto file = elf::ElfFile::open(kModule);
@@ -39,7 +36,6 @@ class DebugFileCacheTest : public ::testing::Test {
     ASSERT_NE(found, nullptr) << "the fixture was not indexed";
     module_ = *found;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Where the second of two requests for the module's file got it, and how many were made.
   std::pair<CacheSource, uint64_t> ask_twice(DebugFileCache& cache) {
@@ -52,7 +48,6 @@ class DebugFileCacheTest : public ::testing::Test {
     return {source, cache.made()};
   }
 
-  std::filesystem::path dir_;
   ModuleIndex index_;
   IndexedModule module_;
 };

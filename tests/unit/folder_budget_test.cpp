@@ -2,39 +2,22 @@
 #include "unwindkit/server/folder_budget.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "scratch_folder.h"
+
 namespace unwindkit::server {
 namespace {
 
 namespace fs = std::filesystem;
 
-class FolderBudgetTest : public ::testing::Test {
+class FolderBudgetTest : public test::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("uk-folder-budget-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // A file of `size` bytes last used `age` ago.
-  fs::path put(const std::string& name, size_t size, std::chrono::minutes age) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << std::string(size, 'x');
-    fs::last_write_time(path, fs::file_time_type::clock::now() - age);
-    return path;
-  }
   bool has(const std::string& name) const { return fs::exists(dir_ / name); }
-
-  fs::path dir_;
 };
 
 TEST_F(FolderBudgetTest, TheLeastRecentlyUsedGoUntilTheRestFit) {

@@ -3,14 +3,13 @@
 #include "unwindkit/server/module_index.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "scratch_folder.h"
 #include "test_support.h"
 
 namespace unwindkit::server {
@@ -22,17 +21,8 @@ namespace fs = std::filesystem;
 const std::string kModule =
     (test::shared_dir() / "fixtures" / "sframe-v2-x86_64" / "stripped" / "prog").string();
 
-class ModuleIndexMemoTest : public ::testing::Test {
+class ModuleIndexMemoTest : public test::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("uk-memo-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   void index_module() {
     ModuleIndex index({.memo_dir = dir_});
     std::vector<std::string> notes;
@@ -45,14 +35,6 @@ class ModuleIndexMemoTest : public ::testing::Test {
     for (const auto& entry : fs::directory_iterator(dir_)) found.push_back(entry.path());
     return found;
   }
-  fs::path put(const std::string& name, size_t size, std::chrono::hours age) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << std::string(size, 'x');
-    fs::last_write_time(path, fs::file_time_type::clock::now() - age);
-    return path;
-  }
-
-  fs::path dir_;
 };
 
 TEST_F(ModuleIndexMemoTest, AMemoWrittenPutsTheOldestOutOverOneMebibyte) {
