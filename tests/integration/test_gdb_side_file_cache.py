@@ -80,7 +80,7 @@ def stand_in(folder, name, age_seconds, size=_STAND_IN):
 
 
 _IN_MOVED_FROM, _IN_MOVED_TO = 0x40, 0x80
-struct_header = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len
+_INOTIFY_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len
 _MAKERS = 3
 
 
@@ -102,8 +102,8 @@ def renames_onto(folder, suffix, action):
                 break
             at = 0
             while at < len(chunk):
-                _, mask, _, size = struct_header.unpack_from(chunk, at)
-                at += struct_header.size
+                _, mask, _, size = _INOTIFY_EVENT.unpack_from(chunk, at)
+                at += _INOTIFY_EVENT.size
                 if mask & _IN_MOVED_TO:
                     names.append(chunk[at:at + size].rstrip(b"\0").decode())
                 at += size

@@ -14,9 +14,10 @@ namespace unwindkit::server {
 void mark_used(const std::filesystem::path& file);
 
 // Removes the least recently used regular files of `dir` (not its subfolders) whose names end
-// with one of `suffixes`, until those left take at most `max_bytes`; `keep` (the file just
-// made) stays whatever it takes. Temporary files a writer that died left behind (".tmp" in
-// the name, an hour old) go too. A file another process removes meanwhile is skipped.
+// with one of `suffixes` (an empty suffix: every file), until those left take at most
+// `max_bytes`; `keep` (the file just made) stays whatever it takes. Temporary files a writer
+// that died left behind (".tmp" in the name, an hour old) go too. A file another process
+// removes meanwhile is skipped.
 void trim_folder(const std::filesystem::path& dir, uint64_t max_bytes,
                  const std::vector<std::string_view>& suffixes,
                  const std::filesystem::path& keep);
