@@ -1,9 +1,10 @@
 // The time a module's side file takes to make (debuginfo::synthesize: the SFrame checks,
 // every function's prologue analysis, the CFI and ELF writing), wall and CPU of this process,
 // per round; the file of the last round is written to OUT, for `cmp` against another build's.
-// Usage: synthesize_bench MODULE none|lldb [ROUNDS [OUT]]
+// Usage: synthesize_bench MODULE none|lldb|quick [ROUNDS [OUT]]
 //   none: GDB's file (FallbackNames::None); lldb: the file LLDB's plugin makes as the module
-//   loads (FallbackNames::Lldb).
+//   loads (FallbackNames::Lldb); quick: LLDB's file with no analysis (SynthesizeOptions::
+//   analyze false), which LLDB gets first for a large module.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -28,8 +29,8 @@ double cpu_seconds() {
 int main(int argc, char** argv) {
   using namespace unwindkit;
   const std::string_view names = argc > 2 ? argv[2] : "";
-  if (argc < 3 || argc > 5 || (names != "none" && names != "lldb")) {
-    fmt::print(stderr, "usage: {} MODULE none|lldb [ROUNDS [OUT]]\n", argv[0]);
+  if (argc < 3 || argc > 5 || (names != "none" && names != "lldb" && names != "quick")) {
+    fmt::print(stderr, "usage: {} MODULE none|lldb|quick [ROUNDS [OUT]]\n", argv[0]);
     return 2;
   }
   const int rounds = argc > 3 ? std::stoi(argv[3]) : 1;
@@ -39,8 +40,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   debuginfo::SynthesizeOptions options;
-  options.fallback_names = names == "lldb" ? debuginfo::FallbackNames::Lldb
-                                           : debuginfo::FallbackNames::None;
+  options.fallback_names = names == "none" ? debuginfo::FallbackNames::None
+                                           : debuginfo::FallbackNames::Lldb;
+  options.analyze = names != "quick";
   debuginfo::DebugFile file;
   for (int round = 0; round < rounds; ++round) {
     const auto wall0 = std::chrono::steady_clock::now();

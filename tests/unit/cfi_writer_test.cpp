@@ -2,6 +2,8 @@
 // must state the rules it was given. The expected text is written by hand from the input
 // rules below, in each tool's notation.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <cstdio>
@@ -201,6 +203,46 @@ TEST(CfiWriterJoin, AdjacentFunctionsShareAnFdeWithTheSameRows) {
   EXPECT_NE(rows.find("0x1110: CFA=unspecified\n"), std::string::npos) << rows;
   EXPECT_NE(rows.find("0x1114: CFA=RSP+16: RBP=same, RIP=[CFA-8]\n"), std::string::npos) << rows;
   std::filesystem::remove(path);
+}
+
+// Rows given by rule index state exactly what rows given by rule do (whose bytes readelf and
+// llvm-dwarfdump check above): in both sections, with functions joined into one FDE or not,
+// and with the two forms taking turns, so that each goes on from where the other left a
+// joined FDE.
+TEST(CfiWriterRuleRows, SameBytesAsRowsGivenByRule) {
+  auto fns = functions();
+  fns.push_back({0x1110, 0x1120, {{0x1114, rule(sp(16), RegRule::at_cfa(-8), RegRule::unchanged())}}});
+  fns.push_back({0x1120, 0x1130, {{0x1120, rule(sp(8), RegRule::at_cfa(-8), RegRule::unchanged())},
+                                   {0x1121, rule(sp(16), RegRule::at_cfa(-8), RegRule::at_cfa(-16))}}});
+  // The table: each distinct rule once, as a caller keeping one per distinct row would.
+  std::vector<UnwindRule> rules;
+  std::vector<std::vector<dwarf::CfiRuleRow>> indexed;
+  for (const dwarf::CfiFunction& fn : fns) {
+    auto& rows = indexed.emplace_back();
+    for (const dwarf::CfiRow& row : fn.rows) {
+      auto it = std::find(rules.begin(), rules.end(), row.rule);
+      if (it == rules.end()) it = rules.insert(rules.end(), row.rule);
+      rows.push_back({row.address, static_cast<uint32_t>(it - rules.begin())});
+    }
+  }
+  for (const dwarf::CfiSection section : {dwarf::CfiSection::DebugFrame, dwarf::CfiSection::EhFrame}) {
+    for (const size_t join : {size_t{0}, size_t{256}}) {
+      const dwarf::CfiWriterOptions options{Arch::X86_64, Endian::Little, 8, join};
+      dwarf::CfiWriter by_rule(section, options, 0x1130);
+      for (const dwarf::CfiFunction& fn : fns) by_rule.add(fn);
+      const std::vector<uint8_t> want = std::move(by_rule).finish();
+      for (const int turns : {0, 1, 2}) {  // every function by index; then every other one
+        dwarf::CfiWriter by_index(section, options, 0x1130);
+        for (size_t i = 0; i < fns.size(); ++i) {
+          if (turns != 0 && i % 2 == static_cast<size_t>(turns - 1)) by_index.add(fns[i]);
+          else by_index.add(fns[i].start, fns[i].end, indexed[i], rules);
+        }
+        EXPECT_EQ(std::move(by_index).finish(), want)
+            << (section == dwarf::CfiSection::EhFrame ? "eh_frame" : "debug_frame") << " join " << join
+            << " turns " << turns;
+      }
+    }
+  }
 }
 
 // Registers numbered 128 and up are kept apart from the usual ones in the writer; a register

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -111,6 +113,18 @@ std::string column(const Row& row, const std::string& name) {
   return it->second;
 }
 
+// The [start, end) of each PLT section (`.plt`, `.plt.sec`, `.plt.got`) of `path`, from readelf.
+std::vector<std::pair<uint64_t, uint64_t>> plt_ranges(const std::string& path) {
+  static const std::regex re(R"(\] (\.plt[.a-z]*) +[A-Z]+ +([0-9a-f]+) [0-9a-f]+\s+([0-9a-f]+))");
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  const std::string text = run("readelf -SW " + path + " 2>&1");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+    const uint64_t start = std::stoull((*it)[2].str(), nullptr, 16);
+    out.emplace_back(start, start + std::stoull((*it)[3].str(), nullptr, 16));
+  }
+  return out;
+}
+
 std::string build_id_line(const std::string& path) {
   static const std::regex re(R"(Build ID: ([0-9a-f]+))");
   std::smatch m;
@@ -153,20 +167,33 @@ class SynthesizeTest : public ::testing::Test {
                                  lldb ? "Contents of the .eh_frame section" : "Contents of the .debug_frame section");
     }
   }
+  // The same, for the quick file (no analysis): rows as above, and every callee-saved register
+  // (`callee_saved`, readelf's names) undefined in every row outside a PLT, never a slot or
+  // "same value" the code may not keep.
+  void expect_quick_rows_match_eh_frame(const std::string& module_name, const std::string& arch,
+                                        const std::string& fp, bool every_fde,
+                                        const std::vector<std::string>& callee_saved) {
+    SCOPED_TRACE("LLDB's quick file");
+    expect_rows_match_eh_frame(module_name, arch, fp, every_fde, debuginfo::FallbackNames::Lldb,
+                               "Contents of the .eh_frame section", callee_saved);
+  }
   void expect_rows_match_eh_frame(const std::string& module_name, const std::string& arch,
                                   const std::string& fp, bool every_fde, debuginfo::FallbackNames names,
-                                  const std::string& section_line) {
+                                  const std::string& section_line,
+                                  std::optional<std::vector<std::string>> quick_callee_saved = std::nullopt) {
     const std::string module = fixture("intact/" + module_name, arch).string();
     auto file = elf::ElfFile::open(bare_copy(module_name, arch));
     ASSERT_TRUE(file) << file.error().to_string();
     debuginfo::SynthesizeOptions options;
     options.fallback_names = names;
+    options.analyze = !quick_callee_saved;
     auto made = debuginfo::synthesize(*file, options);
     ASSERT_TRUE(made) << made.error().to_string();
     ASSERT_FALSE(made->bytes.empty());
     EXPECT_TRUE(made->left_out.empty());
     const bool lldb_file = names == debuginfo::FallbackNames::Lldb;
     const std::string out = write(made->bytes, module_name).string();
+    const std::vector<std::pair<uint64_t, uint64_t>> plts = plt_ranges(out);
 
     EXPECT_EQ(build_id_line(out), build_id_line(module));
     EXPECT_FALSE(build_id_line(module).empty());
@@ -187,6 +214,15 @@ class SynthesizeTest : public ::testing::Test {
           continue;
         }
         ++compared;
+        const bool in_plt = std::any_of(plts.begin(), plts.end(),
+                                        [&](const auto& r) { return loc >= r.first && loc < r.second; });
+        // (The outermost frame, the entry point's, has no caller to restore registers for.)
+        const bool outermost = row.contains("ra") && row.at("ra") == "u";
+        for (const std::string& reg : quick_callee_saved.value_or(std::vector<std::string>{})) {
+          if (in_plt || outermost) continue;
+          ASSERT_TRUE(row.contains(reg)) << module_name << " at 0x" << std::hex << loc << ": " << reg << " not stated";
+          EXPECT_EQ(row.at(reg), "u") << module_name << " at 0x" << std::hex << loc << ": " << reg;
+        }
         EXPECT_EQ(column(row, "CFA"), column(*want, "CFA")) << module_name << " at 0x" << std::hex << loc;
         EXPECT_EQ(column(row, "ra"), column(*want, "ra")) << module_name << " at 0x" << std::hex << loc;
         EXPECT_EQ(column(row, fp), column(*want, fp)) << module_name << " at 0x" << std::hex << loc;
@@ -238,6 +274,21 @@ TEST_F(SynthesizeTest, SharedLibraryRowsAreTheCompilersCfi) {
 
 TEST_F(SynthesizeTest, AArch64StaticProgramRowsAreTheCompilersCfi) {
   expect_rows_match_eh_frame("prog", "aarch64", "x29", false);
+}
+
+const std::vector<std::string> kX86CalleeSaved = {"rbx", "r12", "r13", "r14", "r15"};
+
+TEST_F(SynthesizeTest, QuickProgramRowsAreTheCompilersCfiWithCalleeSavedUndefined) {
+  expect_quick_rows_match_eh_frame("prog", "x86_64", "rbp", true, kX86CalleeSaved);
+}
+
+TEST_F(SynthesizeTest, QuickSharedLibraryRowsAreTheCompilersCfiWithCalleeSavedUndefined) {
+  expect_quick_rows_match_eh_frame("libfix.so", "x86_64", "rbp", true, kX86CalleeSaved);
+}
+
+TEST_F(SynthesizeTest, QuickAArch64StaticProgramRowsAreTheCompilersCfiWithCalleeSavedUndefined) {
+  expect_quick_rows_match_eh_frame("prog", "aarch64", "x29", false,
+                                   {"x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28"});
 }
 
 // _start has no SFrame; its rule ends the walk as crt1's own CFI does (RA undefined; CFA

@@ -7,6 +7,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <map>
@@ -20,6 +21,7 @@
 #include "unwindkit/elf/side_file.h"
 #include "unwindkit/prologue/lower.h"
 #include "unwindkit/sframe/function_rows.h"
+#include "unwindkit/sframe/rule_rows.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/sframe.h"
@@ -117,22 +119,35 @@ std::map<uint64_t, std::string> function_names(const elf::ElfFile& module) {
   return names;
 }
 
-// The module's SFrame rows as CFI, when its section passes the strict checks; a problem found
-// goes to `left_out` and gives no CFI at all (a debugger is better off with none than wrong).
-std::optional<sframe::Section> usable_sframe(const elf::ElfFile& module,
-                                             std::vector<Error>& left_out) {
-  const auto found = sframe::find_section(module);
-  if (!found) return std::nullopt;
-  const elf::Section* section = found->section;
+// The module's executable sections.
+std::vector<sframe::AddressRange> code_ranges(const elf::ElfFile& module) {
   std::vector<sframe::AddressRange> code;
   for (const elf::Section& s : module.sections())
     if ((s.flags & SHF_ALLOC) && (s.flags & SHF_EXECINSTR)) code.push_back({s.addr, s.addr + s.size});
-  std::vector<Error> problems =
-      sframe::validate(section->data, section->addr, code, found->format);
+  return code;
+}
+
+// The module's SFrame section, when it passes the strict checks; a problem found goes to
+// `left_out` and gives no CFI at all (a debugger is better off with none than wrong).
+std::optional<sframe::ElfSection> checked_sframe(const elf::ElfFile& module,
+                                                 std::vector<Error>& left_out) {
+  const auto found = sframe::find_section(module);
+  if (!found) return std::nullopt;
+  std::vector<Error> problems = sframe::validate(found->section->data, found->section->addr,
+                                                 code_ranges(module), found->format);
   if (!problems.empty()) {
     left_out.push_back(std::move(problems.front()));
     return std::nullopt;
   }
+  return found;
+}
+
+// The module's SFrame rows as CFI, when its section passes the strict checks (checked_sframe).
+std::optional<sframe::Section> usable_sframe(const elf::ElfFile& module,
+                                             std::vector<Error>& left_out) {
+  const auto found = checked_sframe(module, left_out);
+  if (!found) return std::nullopt;
+  const elf::Section* section = found->section;
   auto decoded = sframe::decode(section->data, section->addr, found->format);
   if (!decoded) {
     left_out.push_back(decoded.error());
@@ -288,6 +303,59 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
 
 namespace {
 
+constexpr size_t kQuickBytesPerSframeByte = 2;
+
+// SynthesizeOptions::analyze false: every function's rows as the section states them, straight
+// from its bytes, for writer.add's form by rule index: visit(start, end, rows, rules) in
+// section order for each function with a row before its end. A PCMASK function's rows repeat
+// every rep_size bytes, each repetition rows of its own (as cfi_function states them). In a
+// PLT (where the analyzer proves every register unchanged) the rules leave the callee-saved
+// registers unchanged. An Error: the section's rules are not of the module's architecture `arch`,
+// or decode()'s.
+Result<void> quick_rows(
+    const elf::ElfFile& module, const elf::Section& section, sframe::Format format, Arch arch,
+    const std::function<void(uint64_t, uint64_t, std::span<const dwarf::CfiRuleRow>,
+                             std::span<const UnwindRule>)>& visit) {
+  const auto plts = prologue::plt_ranges(module);
+  auto in_plt = [&](uint64_t address) {
+    return std::any_of(plts.begin(), plts.end(),
+                       [&](const auto& r) { return address >= r.first && address < r.second; });
+  };
+  // Rule r of the section is the writer's 2r; 2r + 1 is its form for a PLT.
+  std::vector<UnwindRule> rules;
+  std::vector<dwarf::CfiRuleRow> rows;
+  std::optional<Error> foreign;
+  auto walked = sframe::visit_rule_rows(
+      section.data, section.addr, format,
+      [&](const sframe::FunctionRules& fn, std::span<const UnwindRule> table) {
+        if (foreign) return;
+        for (size_t r = rules.size() / 2; r < table.size(); ++r) {
+          if (table[r].arch != arch) {
+            foreign = Error{std::string(section.name), 0, "abi_arch",
+                            "not the architecture of the ELF file's e_machine"};
+            return;
+          }
+          rules.push_back(table[r]);
+          rules.push_back(table[r]);
+          rules.back().unlisted = Unlisted::Unchanged;
+        }
+        const uint32_t form = in_plt(fn.start) ? 1 : 0;
+        const uint64_t end = fn.start + fn.size;
+        uint32_t blocks = 1;
+        if (fn.pcmask) blocks = fn.rep_size != 0 ? (fn.size + fn.rep_size - 1) / fn.rep_size : 0;
+        rows.clear();
+        for (uint32_t block = 0; block < blocks; ++block)
+          for (const sframe::RuleRow& row : fn.rows) {
+            const uint64_t address = fn.start + uint64_t{block} * fn.rep_size + row.start_offset;
+            if (address < end) rows.push_back({address, 2 * row.rule + form});
+          }
+        if (!rows.empty()) visit(fn.start, end, rows, rules);
+      });
+  if (!walked) return tl::unexpected(walked.error());
+  if (foreign) return tl::unexpected(*foreign);
+  return {};
+}
+
 // Making a file this large leaves its working memory (a 1 M-function module's: about 85 MB)
 // free in malloc's arenas, which glibc keeps from the system: it is given back at once.
 constexpr size_t kGiveBackAfter = size_t{8} << 20;
@@ -312,11 +380,15 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
   std::map<uint64_t, elf::SideFileSymbol> routines;  // by start: .trace's names win
   add_trace(module, spec, routines, out.left_out);
 
-  const auto sframe = options.unwind && !options.entry_point_only
-                          ? usable_sframe(module, out.left_out)
-                          : std::nullopt;
+  const bool whole = options.unwind && !options.entry_point_only;
+  // Analyzed: decoded, each function's rows joined with the analyzer's findings. Quick: the
+  // rows as the section states them, read from its bytes (quick_rows).
+  const auto sframe = whole && options.analyze ? usable_sframe(module, out.left_out) : std::nullopt;
+  sframe::ElfSection quick;  // (no section: not quick)
+  if (whole && !options.analyze)
+    quick = checked_sframe(module, out.left_out).value_or(sframe::ElfSection{});
   bool few_functions = true;  // see SynthesizeOptions::dwarf_unit_from
-  if (options.unwind && (sframe || options.entry_point_only)) {
+  if (options.unwind && (sframe || quick.section != nullptr || options.entry_point_only)) {
     const std::optional<UnwindRule> entry_rule = unwind::entry_point_rule(module);
     // The entry point's own rule goes in order among the SFrame functions.
     std::optional<dwarf::CfiFunction> entry;
@@ -326,9 +398,9 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
     // describe a function (GDB 13 does): leave out what the module's CFI already covers.
     auto own = dwarf::CfiTables::open(module);
     const bool has_own = own && !own->empty();
-    auto covered = [&](const dwarf::CfiFunction& fn) {
+    auto covered = [&](uint64_t start) {
       if (!has_own) return false;
-      auto found = own->lookup(fn.start);  // an error: an FDE we cannot lower (a PLT's)
+      auto found = own->lookup(start);  // an error: an FDE we cannot lower (a PLT's)
       return !found || *found;
     };
     // LLDB names what it finds only in `.eh_frame` itself; a module's own `.eh_frame` would
@@ -351,29 +423,44 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
         highest_end = std::max(highest_end, fde.func_end());
         fres += fde.fres.size();
       }
+    // Quick: checked_sframe held every function inside the executable sections. No count is
+    // read before the walk; a function's CFI takes about as many bytes as its SFrame, and
+    // reserved pages not written are never faulted in.
+    size_t reserve = dwarf::cfi_size_estimate((sframe ? sframe->fdes.size() : 0) + 1, fres);
+    if (quick.section != nullptr) {
+      for (const sframe::AddressRange& code : code_ranges(module))
+        highest_end = std::max(highest_end, code.end);
+      reserve = kQuickBytesPerSframeByte * quick.section->data.size();
+    }
     dwarf::CfiWriter writer(eh_frame ? dwarf::CfiSection::EhFrame : dwarf::CfiSection::DebugFrame,
-                            cfi, highest_end,
-                            dwarf::cfi_size_estimate(sframe ? sframe->fdes.size() + 1 : 1, fres));
+                            cfi, highest_end, reserve);
     size_t written = 0;
-    auto put = [&](const dwarf::CfiFunction& fn) {
-      if (!routines.contains(fn.start)) {
-        auto it = names.find(fn.start);
-        if (it != names.end())
-          spec.functions.push_back({it->second, fn.start, fn.end - fn.start});
-        else if (options.fallback_names == FallbackNames::Lldb && !eh_frame)
-          spec.functions.push_back(
-              {fmt::format("___lldb_unnamed_symbol_{:x}", fn.start), fn.start, fn.end - fn.start});
-      }
-      writer.add(fn);
+    // The function [start, end)'s name, from the module's symbols, else LLDB's.
+    auto name = [&](uint64_t start, uint64_t end) {
       ++written;
+      if (routines.contains(start)) return;
+      auto it = names.find(start);
+      if (it != names.end())
+        spec.functions.push_back({it->second, start, end - start});
+      else if (options.fallback_names == FallbackNames::Lldb && !eh_frame)
+        spec.functions.push_back(
+            {fmt::format("___lldb_unnamed_symbol_{:x}", start), start, end - start});
+    };
+    auto put = [&](const dwarf::CfiFunction& fn) {
+      name(fn.start, fn.end);
+      writer.add(fn);
+    };
+    // The entry point's rule, when it comes before a function starting at `start`.
+    auto entry_before = [&](uint64_t start) {
+      if (entry && start > entry->start) {
+        put(*entry);
+        entry.reset();
+      }
     };
     auto put_all = [&](const std::vector<dwarf::CfiFunction>& functions) {
       for (const dwarf::CfiFunction& fn : functions) {
-        if (covered(fn)) continue;
-        if (entry && fn.start > entry->start) {
-          put(*entry);
-          entry.reset();
-        }
+        if (covered(fn.start)) continue;
+        entry_before(fn.start);
         put(fn);
       }
     };
@@ -382,6 +469,21 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
       // are not all held at once.
       for (size_t first = 0; first < sframe->fdes.size(); first += kFunctionsPerBatch)
         put_all(cfi_functions(*sframe, module, first, first + kFunctionsPerBatch));
+    } else if (quick.section != nullptr) {
+      auto add = [&](uint64_t start, uint64_t end, std::span<const dwarf::CfiRuleRow> rows,
+                     std::span<const UnwindRule> rules) {
+        if (covered(start)) return;
+        entry_before(start);
+        name(start, end);
+        writer.add(start, end, rows, rules);
+      };
+      auto walked = quick_rows(module, *quick.section, quick.format, *arch, add);
+      if (!walked) {  // no CFI at all, as for a section failing the checks
+        out.left_out.push_back(walked.error());
+        spec.functions.clear();
+        entry.reset();
+        written = 0;
+      }
     } else if (!entry) {  // entry point only: its own rule, else the SFrame function there
       put_all(entry_function(module));
     }

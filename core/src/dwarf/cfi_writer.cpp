@@ -117,6 +117,12 @@ class RegRules {
     present_ = {};
     high_.clear();
   }
+  bool operator==(const RegRules& other) const {
+    if (present_ != other.present_ || high_ != other.high_) return false;
+    bool same = true;
+    each([&](uint16_t reg, const RegRule& rule) { same = same && other.direct_[reg] == rule; });
+    return same;
+  }
   // f(reg, rule) for every rule, by ascending register. f may change the rule of a register
   // visited (set on a register that has one), not which registers have one.
   template <class F>
@@ -147,133 +153,12 @@ class RegRules {
   std::vector<Entry> high_;
 };
 
-// One FDE's rows at a time (start_function), each stated by what changed from the previous.
-class RowWriter {
- public:
-  RowWriter(Out& out, const CfiWriterOptions& options)
-      : out_(out), options_(options), data_align_(-static_cast<int64_t>(arch_word_size(options.arch))) {}
-
-  // Nothing stated yet: the CIE's initial state.
-  void start_function() {
-    cfa_.reset();
-    regs_.clear();
-    ra_mangled_ = false;
-  }
-
-  void cfa(const CfaRule& rule) {
-    if (cfa_ && *cfa_ == rule) return;
-    cfa_ = rule;
-    if (rule.kind == CfaRule::Kind::DerefRegOffset) {
-      Out e(options_.endian);
-      e.append(breg_expression(rule.reg, rule.offset, options_.endian));
-      e.u8(DW_OP_deref);
-      block(DW_CFA_def_cfa_expression, std::nullopt, e.bytes());
-    } else if (rule.offset >= 0) {
-      out_.u8(DW_CFA_def_cfa);
-      out_.uleb(rule.reg);
-      out_.uleb(static_cast<uint64_t>(rule.offset));
-    } else if (rule.offset % data_align_ == 0) {
-      out_.u8(DW_CFA_def_cfa_sf);
-      out_.uleb(rule.reg);
-      out_.sleb(rule.offset / data_align_);
-    } else {
-      block(DW_CFA_def_cfa_expression, std::nullopt,
-            breg_expression(rule.reg, rule.offset, options_.endian));
-    }
-  }
-
-  void reg(uint16_t reg, const RegRule& rule) {
-    if (const RegRule* had = regs_.find(reg); had != nullptr && *had == rule) return;
-    regs_.set(reg, rule);
-    switch (rule.kind) {
-      case RegRule::Kind::Unchanged:
-        out_.u8(DW_CFA_same_value);
-        out_.uleb(reg);
-        break;
-      case RegRule::Kind::Undefined:
-        out_.u8(DW_CFA_undefined);
-        out_.uleb(reg);
-        break;
-      case RegRule::Kind::AtCfa:
-        at_cfa(reg, rule.offset);
-        break;
-      case RegRule::Kind::ValCfa:
-        if (rule.offset % data_align_ == 0) {
-          out_.u8(DW_CFA_val_offset_sf);
-          out_.uleb(reg);
-          out_.sleb(rule.offset / data_align_);
-        } else {
-          cfa_plus(DW_CFA_val_expression, reg, rule.offset);
-        }
-        break;
-      case RegRule::Kind::InReg:
-        if (rule.offset == 0) {
-          out_.u8(DW_CFA_register);
-          out_.uleb(reg);
-          out_.uleb(rule.reg);
-        } else {
-          block(DW_CFA_val_expression, reg,
-                breg_expression(rule.reg, rule.offset, options_.endian));
-        }
-        break;
-      case RegRule::Kind::AtReg:
-        block(DW_CFA_expression, reg, breg_expression(rule.reg, rule.offset, options_.endian));
-        break;
-    }
-  }
-
-  // Registers a previous row named that this row does not: back to "same value".
-  void forget_others(const RegRules& wanted) {
-    // reg() changes only the rule of a register already here: the iteration stays valid.
-    regs_.each([&](uint16_t r, const RegRule& rule) {
-      if (!wanted.contains(r) && rule.kind != RegRule::Kind::Unchanged) reg(r, RegRule::unchanged());
-    });
-  }
-
-  // AArch64 PAC: DW_CFA_AARCH64_negate_ra_state toggles the state, so emit it on changes.
-  void ra_mangled(bool mangled) {
-    if (mangled == ra_mangled_) return;
-    ra_mangled_ = mangled;
-    out_.u8(DW_CFA_AARCH64_negate_ra_state);
-  }
-
- private:
-  void at_cfa(uint16_t reg, int64_t offset) {
-    if (offset % data_align_ != 0) {
-      cfa_plus(DW_CFA_expression, reg, offset);
-      return;
-    }
-    int64_t factored = offset / data_align_;
-    if (factored >= 0 && reg < kLowRegisterLimit) {
-      out_.u8(static_cast<uint8_t>(DW_CFA_offset | reg));
-      out_.uleb(static_cast<uint64_t>(factored));
-    } else {
-      out_.u8(DW_CFA_offset_extended_sf);
-      out_.uleb(reg);
-      out_.sleb(factored);
-    }
-  }
-  // DW_CFA_[val_]expression starts with the CFA pushed: add the offset to it.
-  void cfa_plus(uint8_t op, uint16_t reg, int64_t offset) {
-    Out e(options_.endian);
-    e.u8(DW_OP_consts);
-    e.sleb(offset);
-    e.u8(DW_OP_plus);
-    block(op, reg, e.bytes());
-  }
-  void block(uint8_t op, std::optional<uint16_t> reg, const std::vector<uint8_t>& expr) {
-    out_.u8(op);
-    if (reg) out_.uleb(*reg);
-    out_.uleb(expr.size());
-    out_.append(expr);
-  }
-
-  Out& out_;
-  const CfiWriterOptions& options_;
-  int64_t data_align_;
-  std::optional<CfaRule> cfa_;
-  RegRules regs_;
-  bool ra_mangled_ = false;
+// What an FDE's program has stated so far: what the next row is stated against.
+struct RowState {
+  std::optional<CfaRule> cfa;
+  RegRules regs;  // every register stated, those forgotten since as "same value"
+  bool ra_mangled = false;
+  bool operator==(const RowState&) const = default;
 };
 
 // Every register a rule states, by DWARF number, into `rules`.
@@ -289,6 +174,147 @@ void register_rules(const UnwindRule& rule, RegRules& rules) {
   if (rule.unlisted == Unlisted::Unavailable && !rule.outermost())
     for (uint16_t r : callee_saved_registers(rule.arch)) rules.add(r, RegRule::undefined());
 }
+
+// One FDE's rows at a time (start_function), each stated by what changed from the previous.
+class RowWriter {
+ public:
+  RowWriter(Out& out, const CfiWriterOptions& options)
+      : out_(&out), options_(options), data_align_(-static_cast<int64_t>(arch_word_size(options.arch))) {}
+
+  // Nothing stated yet: the CIE's initial state.
+  void start_function() {
+    state_.cfa.reset();
+    state_.regs.clear();
+    state_.ra_mangled = false;
+  }
+  const RowState& state() const { return state_; }
+  void set_state(const RowState& state) { state_ = state; }
+  // Where the statements go from now on.
+  void write_to(Out& out) { out_ = &out; }
+
+  // `rule` stated by what changed since the last row (`wanted`: scratch space).
+  void row(const UnwindRule& rule, RegRules& wanted) {
+    cfa(rule.cfa);
+    register_rules(rule, wanted);
+    forget_others(wanted);
+    wanted.each([&](uint16_t r, const RegRule& stated) { reg(r, stated); });
+    ra_mangled(rule.ra_mangled);
+  }
+
+ private:
+
+  void cfa(const CfaRule& rule) {
+    if (state_.cfa && *state_.cfa == rule) return;
+    state_.cfa = rule;
+    if (rule.kind == CfaRule::Kind::DerefRegOffset) {
+      Out e(options_.endian);
+      e.append(breg_expression(rule.reg, rule.offset, options_.endian));
+      e.u8(DW_OP_deref);
+      block(DW_CFA_def_cfa_expression, std::nullopt, e.bytes());
+    } else if (rule.offset >= 0) {
+      out_->u8(DW_CFA_def_cfa);
+      out_->uleb(rule.reg);
+      out_->uleb(static_cast<uint64_t>(rule.offset));
+    } else if (rule.offset % data_align_ == 0) {
+      out_->u8(DW_CFA_def_cfa_sf);
+      out_->uleb(rule.reg);
+      out_->sleb(rule.offset / data_align_);
+    } else {
+      block(DW_CFA_def_cfa_expression, std::nullopt,
+            breg_expression(rule.reg, rule.offset, options_.endian));
+    }
+  }
+
+  void reg(uint16_t reg, const RegRule& rule) {
+    if (const RegRule* had = state_.regs.find(reg); had != nullptr && *had == rule) return;
+    state_.regs.set(reg, rule);
+    switch (rule.kind) {
+      case RegRule::Kind::Unchanged:
+        out_->u8(DW_CFA_same_value);
+        out_->uleb(reg);
+        break;
+      case RegRule::Kind::Undefined:
+        out_->u8(DW_CFA_undefined);
+        out_->uleb(reg);
+        break;
+      case RegRule::Kind::AtCfa:
+        at_cfa(reg, rule.offset);
+        break;
+      case RegRule::Kind::ValCfa:
+        if (rule.offset % data_align_ == 0) {
+          out_->u8(DW_CFA_val_offset_sf);
+          out_->uleb(reg);
+          out_->sleb(rule.offset / data_align_);
+        } else {
+          cfa_plus(DW_CFA_val_expression, reg, rule.offset);
+        }
+        break;
+      case RegRule::Kind::InReg:
+        if (rule.offset == 0) {
+          out_->u8(DW_CFA_register);
+          out_->uleb(reg);
+          out_->uleb(rule.reg);
+        } else {
+          block(DW_CFA_val_expression, reg,
+                breg_expression(rule.reg, rule.offset, options_.endian));
+        }
+        break;
+      case RegRule::Kind::AtReg:
+        block(DW_CFA_expression, reg, breg_expression(rule.reg, rule.offset, options_.endian));
+        break;
+    }
+  }
+
+  // Registers a previous row named that this row does not: back to "same value".
+  void forget_others(const RegRules& wanted) {
+    // reg() changes only the rule of a register already here: the iteration stays valid.
+    state_.regs.each([&](uint16_t r, const RegRule& rule) {
+      if (!wanted.contains(r) && rule.kind != RegRule::Kind::Unchanged) reg(r, RegRule::unchanged());
+    });
+  }
+
+  // AArch64 PAC: DW_CFA_AARCH64_negate_ra_state toggles the state, so emit it on changes.
+  void ra_mangled(bool mangled) {
+    if (mangled == state_.ra_mangled) return;
+    state_.ra_mangled = mangled;
+    out_->u8(DW_CFA_AARCH64_negate_ra_state);
+  }
+
+  void at_cfa(uint16_t reg, int64_t offset) {
+    if (offset % data_align_ != 0) {
+      cfa_plus(DW_CFA_expression, reg, offset);
+      return;
+    }
+    int64_t factored = offset / data_align_;
+    if (factored >= 0 && reg < kLowRegisterLimit) {
+      out_->u8(static_cast<uint8_t>(DW_CFA_offset | reg));
+      out_->uleb(static_cast<uint64_t>(factored));
+    } else {
+      out_->u8(DW_CFA_offset_extended_sf);
+      out_->uleb(reg);
+      out_->sleb(factored);
+    }
+  }
+  // DW_CFA_[val_]expression starts with the CFA pushed: add the offset to it.
+  void cfa_plus(uint8_t op, uint16_t reg, int64_t offset) {
+    Out e(options_.endian);
+    e.u8(DW_OP_consts);
+    e.sleb(offset);
+    e.u8(DW_OP_plus);
+    block(op, reg, e.bytes());
+  }
+  void block(uint8_t op, std::optional<uint16_t> reg, const std::vector<uint8_t>& expr) {
+    out_->u8(op);
+    if (reg) out_->uleb(*reg);
+    out_->uleb(expr.size());
+    out_->append(expr);
+  }
+
+  Out* out_;
+  const CfiWriterOptions& options_;
+  int64_t data_align_;
+  RowState state_;
+};
 
 void advance(Out& out, uint64_t delta) {
   if (delta == 0) return;
@@ -312,6 +338,58 @@ void pad_and_close(Out& out, size_t length_field, unsigned address_size) {
   out.uint(out.size() - length_field - 4, 4, length_field);
 }
 
+// Rows given by a rule's index (CfiWriter::add's second form): each state a program reaches
+// once, and for a state and a rule, once, the bytes that state the rule and the state after.
+class RuleSteps {
+ public:
+  struct Step {
+    uint32_t bytes_at = 0;
+    uint32_t length = 0;
+    uint32_t next = 0;  // state
+  };
+  static constexpr uint32_t kStart = 0;  // an FDE's start: nothing stated
+
+  RuleSteps() : states_(1) {}
+
+  const RowState& state(uint32_t id) const { return states_[id]; }
+  std::span<const uint8_t> bytes(const Step& step) const {
+    return std::span<const uint8_t>(bytes_).subspan(step.bytes_at, step.length);
+  }
+  // The step from `state` by rule `rule` (whose rule is `rules[rule]`), worked out by `rows`
+  // the first time it is asked for.
+  const Step& step(uint32_t state, uint32_t rule, std::span<const UnwindRule> rules,
+                   RowWriter& rows, RegRules& wanted, Endian endian) {
+    std::vector<int32_t>& known = by_state_[state];
+    if (rule >= known.size()) known.resize(rule + 1, -1);
+    if (known[rule] >= 0) return steps_[static_cast<size_t>(known[rule])];
+    Out scratch(endian);
+    rows.set_state(states_[state]);
+    rows.write_to(scratch);
+    rows.row(rules[rule], wanted);
+    Step made{static_cast<uint32_t>(bytes_.size()), static_cast<uint32_t>(scratch.size()),
+              intern(rows.state())};
+    bytes_.insert(bytes_.end(), scratch.bytes().begin(), scratch.bytes().end());
+    by_state_[state][rule] = static_cast<int32_t>(steps_.size());
+    steps_.push_back(made);
+    return steps_.back();
+  }
+  // The id of `state`, made when new.
+  uint32_t intern(const RowState& state) {
+    for (size_t i = 0; i < states_.size(); ++i)
+      if (states_[i] == state) return static_cast<uint32_t>(i);
+    states_.push_back(state);
+    by_state_.emplace_back();
+    return static_cast<uint32_t>(states_.size() - 1);
+  }
+
+ private:
+  std::vector<RowState> states_;
+  // [state][rule]: the step's index in steps_, or -1 while unknown.
+  std::vector<std::vector<int32_t>> by_state_ = std::vector<std::vector<int32_t>>(1);
+  std::vector<Step> steps_;
+  std::vector<uint8_t> bytes_;
+};
+
 }  // namespace
 
 // The writer's state: the bytes so far, and the FDE left open for the next function to join.
@@ -330,11 +408,52 @@ struct CfiWriter::State {
   // its last row's.
   size_t fde = 0, program = 0;
   uint64_t fde_start = 0, fde_end = 0, at = 0;
+  RuleSteps steps;
+  // The open FDE's state in `steps` when its last row was stated from there (then `rows`
+  // does not hold it).
+  std::optional<uint32_t> step_state;
 
   void close() {
     if (fde_end == 0) return;
     out.uint(fde_end - fde_start, address_size, fde + 8 + address_size);
     pad_and_close(out, fde, address_size);
+  }
+
+  // Goes on in the open FDE with a function [start, end) (`row_at_start`: its first row is at
+  // its start), else opens one; whether it went on.
+  bool begin(uint64_t start, uint64_t end, bool row_at_start) {
+    // Only a function with a row at its start goes on in the open FDE (its row there stated
+    // by what changed): before a later first row, its own FDE has no rule at all, which the
+    // previous function's last row would replace.
+    if (fde_end != 0 && start == fde_end && out.size() - program < options.join_within &&
+        row_at_start) {
+      fde_end = end;
+      return true;
+    }
+    close();
+    fde = out.size();
+    out.uint(0, 4);  // length
+    // CIE pointer: .debug_frame's is the CIE's section offset, .eh_frame's the distance
+    // back from this field to it.
+    out.uint(eh ? out.size() - cie : cie, 4);
+    out.uint(start, address_size);
+    out.uint(0, address_size);  // address range, patched at the close
+    if (eh) out.uleb(0);  // no augmentation data
+    rows.start_function();
+    step_state = RuleSteps::kStart;
+    program = out.size();
+    fde_start = at = start;
+    fde_end = end;
+    return false;
+  }
+
+  // Whether a row at `address` of the function [start, end) is stated; if so, the advance to it
+  // is written. Unsorted or outside: skipped.
+  bool advance_to(uint64_t address, uint64_t start, uint64_t end) {
+    if (address < at || address < start || address >= end) return false;
+    advance(out, address - at);
+    at = address;
+    return true;
   }
 };
 
@@ -371,40 +490,29 @@ CfiWriter::~CfiWriter() = default;
 
 void CfiWriter::add(const CfiFunction& fn) {
   State& st = *state_;
-  Out& out = st.out;
-  // Only a function with a row at its start goes on in the open FDE (its row there stated
-  // by what changed): before a later first row, its own FDE has no rule at all, which the
-  // previous function's last row would replace.
-  if (st.fde_end != 0 && fn.start == st.fde_end &&
-      out.size() - st.program < st.options.join_within && !fn.rows.empty() &&
-      fn.rows.front().address == fn.start) {
-    st.fde_end = fn.end;
-  } else {
-    st.close();
-    st.fde = out.size();
-    out.uint(0, 4);  // length
-    // CIE pointer: .debug_frame's is the CIE's section offset, .eh_frame's the distance
-    // back from this field to it.
-    out.uint(st.eh ? out.size() - st.cie : st.cie, 4);
-    out.uint(fn.start, st.address_size);
-    out.uint(0, st.address_size);  // address range, patched at the close
-    if (st.eh) out.uleb(0);  // no augmentation data
-    st.rows.start_function();
-    st.program = out.size();
-    st.fde_start = st.at = fn.start;
-    st.fde_end = fn.end;
+  const bool joined =
+      st.begin(fn.start, fn.end, !fn.rows.empty() && fn.rows.front().address == fn.start);
+  if (joined && st.step_state) st.rows.set_state(st.steps.state(*st.step_state));
+  st.step_state.reset();
+  for (const CfiRow& row : fn.rows)
+    if (st.advance_to(row.address, fn.start, fn.end)) st.rows.row(row.rule, st.wanted);
+}
+
+void CfiWriter::add(uint64_t start, uint64_t end, std::span<const CfiRuleRow> rows,
+                    std::span<const UnwindRule> rules) {
+  State& st = *state_;
+  const bool joined = st.begin(start, end, !rows.empty() && rows.front().address == start);
+  uint32_t state = joined && !st.step_state ? st.steps.intern(st.rows.state()) : *st.step_state;
+  for (const CfiRuleRow& row : rows) {
+    if (row.rule >= rules.size() || !st.advance_to(row.address, start, end)) continue;
+    const RuleSteps::Step& step =
+        st.steps.step(state, row.rule, rules, st.rows, st.wanted, st.options.endian);
+    const std::span<const uint8_t> bytes = st.steps.bytes(step);
+    st.out.bytes().insert(st.out.bytes().end(), bytes.begin(), bytes.end());
+    state = step.next;
   }
-  for (const CfiRow& row : fn.rows) {
-    // Unsorted or outside: skipped.
-    if (row.address < st.at || row.address < fn.start || row.address >= fn.end) continue;
-    advance(out, row.address - st.at);
-    st.at = row.address;
-    st.rows.cfa(row.rule.cfa);
-    register_rules(row.rule, st.wanted);
-    st.rows.forget_others(st.wanted);
-    st.wanted.each([&](uint16_t reg, const RegRule& rule) { st.rows.reg(reg, rule); });
-    st.rows.ra_mangled(row.rule.ra_mangled);
-  }
+  st.rows.write_to(st.out);
+  st.step_state = state;
 }
 
 std::vector<uint8_t> CfiWriter::finish() && {

@@ -17,10 +17,23 @@ void lower(const Region* region, UnwindRule& rule) {
   rule.unlisted = region->others_unchanged ? Unlisted::Unchanged : Unlisted::Unavailable;
 }
 
+namespace {
+
+bool is_plt(const elf::Section& section) { return section.name.starts_with(".plt"); }
+
+}  // namespace
+
 bool in_plt(const elf::ElfFile& file, uint64_t address) {
   return std::any_of(file.sections().begin(), file.sections().end(), [&](const elf::Section& s) {
-    return address >= s.addr && address - s.addr < s.size && s.name.starts_with(".plt");
+    return address >= s.addr && address - s.addr < s.size && is_plt(s);
   });
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> plt_ranges(const elf::ElfFile& file) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const elf::Section& s : file.sections())
+    if (is_plt(s)) out.emplace_back(s.addr, s.addr + s.size);
+  return out;
 }
 
 Analysis analyze_function(const elf::ElfFile& file, Arch arch, uint64_t start, uint64_t end,

@@ -27,6 +27,12 @@ struct CfiFunction {
   std::vector<CfiRow> rows;
 };
 
+// A row whose rule is given by its index in a table (CfiWriter::add's second form).
+struct CfiRuleRow {
+  uint64_t address = 0;
+  uint32_t rule = 0;
+};
+
 struct CfiWriterOptions {
   Arch arch = Arch::X86_64;
   Endian endian = Endian::Little;
@@ -83,6 +89,13 @@ class CfiWriter {
   CfiWriter& operator=(const CfiWriter&) = delete;
 
   void add(const CfiFunction& function);
+  // The function [start, end) with these rows, each rule given by its index in `rules`: the
+  // same bytes as add() of the rows with those rules. For rows that repeat a few rules (a
+  // section's SFrame rows as they are): the statement of a rule after what came before is
+  // worked out once and copied after. `rules` may grow between calls, but an index must name
+  // the same rule in every call to one writer. A row naming no rule of `rules` is skipped.
+  void add(uint64_t start, uint64_t end, std::span<const CfiRuleRow> rows,
+           std::span<const UnwindRule> rules);
   std::vector<uint8_t> finish() &&;
 
  private:

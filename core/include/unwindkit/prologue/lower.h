@@ -4,6 +4,7 @@
 #pragma once
 
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "unwindkit/bytes.h"
@@ -21,6 +22,9 @@ void lower(const Region* region, UnwindRule& rule);
 // PLT stubs (`.plt`, `.plt.sec`, `.plt.got`) only jump: they touch no callee-saved register,
 // which the ABI's lazy-binding contract guarantees. For an SFrame PCMASK function there.
 bool in_plt(const elf::ElfFile& file, uint64_t address);
+// The [start, end) of each of the file's PLT sections: in_plt for a caller that asks of many
+// addresses.
+std::vector<std::pair<uint64_t, uint64_t>> plt_ranges(const elf::ElfFile& file);
 
 // The analysis of the function [start, end) of `file` against its rows; the code bytes come
 // from the file, as the tables do. A PLT function (in_plt) is one region, every register

@@ -88,6 +88,11 @@ struct Fde {
   uint64_t func_end() const { return func_start + size; }
 };
 
+// The repetition block of a PCMASK function (v1 has no rep_size field).
+inline uint32_t rep_size(const Header& header, const Fde& fde) {
+  return header.version == kVersion1 ? kRepSizeV1PcMask : fde.rep_size;
+}
+
 struct Section {
   Header header;
   Endian endian = Endian::Little;
@@ -107,10 +112,7 @@ struct Section {
   bool is_s390x() const { return header.abi_arch == kAbiS390xBig; }
   bool ra_fixed() const { return header.cfa_fixed_ra_offset != kFixedOffsetNone; }
   bool fp_fixed() const { return header.cfa_fixed_fp_offset != kFixedOffsetNone; }
-  // The repetition block of a PCMASK function (v1 has no rep_size field).
-  uint32_t rep_size(const Fde& fde) const {
-    return header.version == kVersion1 ? kRepSizeV1PcMask : fde.rep_size;
-  }
+  uint32_t rep_size(const Fde& fde) const { return sframe::rep_size(header, fde); }
 };
 
 // The registers the format names (sp, fp, ra), per ABI: the architecture's row of arch.h.
