@@ -92,20 +92,20 @@ def one_run(cmd, cache):
 
 
 def settle(cache, timeout=180):
-    """Waits while GDB's detached process makes a module's whole side file (a module too large
-    to wait for, side_files.py): the next round must not share the machine with it, and the
-    kept cache must hold the whole file. Returns at once when nothing is being made."""
+    """Waits while a detached process makes a module's whole side file (a module too large to
+    wait for: GDB's side_files.py, the LLDB plugin's module_server.cpp): the next round must
+    not share the machine with it, and the kept cache must hold the whole file. GDB's folder
+    holds `K.entry.gdb.debug` until `K.gdb.debug` is made; LLDB's `served/` a `.quick.debug`
+    file until the analyzed file replaces it. Returns at once when nothing is being made."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        try:
-            names = os.listdir(cache)
-        except FileNotFoundError:
-            return
+        names = [n for _, _, files in os.walk(cache) for n in files]
         entry = [n for n in names if n.endswith(".entry.gdb.debug")]
         whole = {n[:-len(".gdb.debug")] for n in names
                  if n.endswith(".gdb.debug") and not n.endswith(".entry.gdb.debug")}
         if all(n[:-len(".entry.gdb.debug")] in whole for n in entry) and \
-                not any(n.startswith(".tmp-") for n in names):
+                not any(n.endswith(".quick.debug") for n in names) and \
+                not any(".tmp" in n for n in names):  # a file being written
             return
         time.sleep(0.2)
 

@@ -26,6 +26,17 @@ void register_commands(lldb::SBDebugger debugger, Installer& installer) {
   root.AddCommand("disable", new SwitchCommand(installer, false),
                   "Take the SFrame rules away again: LLDB unwinds on its own.",
                   "unwindkit disable", "");
+  lldb::SBCommand set = root.AddMultiwordCommand("set", "Change an unwindkit setting.");
+  set.AddCommand("side-file-wait-limit", new WaitLimitCommand(installer, true),
+                 "Bytes of SFrame above which a module's first session gets its quick side file "
+                 "(no prologue analysis) while the analyzed one is made for later sessions; "
+                 "'unlimited': always wait for the analyzed one.",
+                 "unwindkit set side-file-wait-limit BYTES|unlimited", "");
+  lldb::SBCommand show = root.AddMultiwordCommand("show", "Show an unwindkit setting.");
+  show.AddCommand("side-file-wait-limit", new WaitLimitCommand(installer, false),
+                  "Show the SFrame size above which a module's first session gets its quick "
+                  "side file.",
+                  "unwindkit show side-file-wait-limit", "");
   root.AddCommand("bt", new BacktraceCommand(installer),
                   "Walk the stack with unwindkit's own unwinder, showing the rule and table "
                   "behind each frame.",

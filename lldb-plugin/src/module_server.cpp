@@ -19,6 +19,7 @@
 #include <fstream>
 #include <thread>
 
+#include "detached_maker.h"
 #include "module_tables.h"
 #include "private_dir.h"
 #include "unwindkit/bytes.h"
@@ -44,6 +45,10 @@ constexpr const char* kClientCachePrefix = "llvmcache-";
 // The served files kept between sessions, all modules together (GDB's side files too have a
 // gibibyte); a 1 M-function module's is 37 MB.
 constexpr uint64_t kServedBytes = uint64_t{1} << 30;
+// In the served folder: one byte locked per analyzed file being made for later sessions, at
+// the hash of the module's build-id (modules sharing a byte only wait for each other).
+constexpr const char* kMakingLock = ".making.lock";
+constexpr size_t kLockBytes = 0xffff;
 
 // Every absolute path quoted in a log line.
 std::vector<std::string> quoted_paths(std::string_view line) {
@@ -77,14 +82,19 @@ bool is_core(const std::string& path) {
 // read and hashed. Mapped: only the headers' pages are read. Cores are not looked at: LLDB's
 // log names every file a core maps as that file loads, so reading one (often many MiB) for its
 // NT_FILE list would double the time LLDB takes to open it.
-std::optional<std::string> table_build_id(const std::string& path) {
+struct TableFile {
+  std::string build_id;
+  uint64_t sframe_bytes = 0;  // the size of its SFrame-family section (0: none)
+};
+std::optional<TableFile> table_file(const std::string& path) {
   if (is_core(path)) return std::nullopt;
   auto file = elf::ElfFile::map(path);
-  if (!file || !(sframe::find_section(*file) || file->section(trace::kSectionName) != nullptr))
-    return std::nullopt;
+  if (!file) return std::nullopt;
+  const auto sframe = sframe::find_section(*file);
+  if (!sframe && file->section(trace::kSectionName) == nullptr) return std::nullopt;
   auto id = file->build_id();
   if (!id || id->empty()) return std::nullopt;
-  return fmt::format("{:02x}", fmt::join(*id, ""));
+  return TableFile{fmt::format("{:02x}", fmt::join(*id, "")), sframe ? sframe->section->size : 0};
 }
 
 std::vector<std::string> string_array(lldb::SBStructuredData data) {
@@ -110,6 +120,10 @@ std::optional<std::filesystem::path> served_cache_dir() {
   return dir;
 }
 
+// How the served files are made and how many are kept.
+debuginfo::SynthesizeOptions served_options() { return {debuginfo::FallbackNames::Lldb, true}; }
+server::CacheLimits served_limits() { return {0, kServedBytes}; }
+
 // The index remembers each module's content hash beside the files made of it: a large
 // module is not read and hashed again in every session to find its file.
 server::IndexOptions index_options() {
@@ -126,7 +140,7 @@ server::IndexOptions index_options() {
 ModuleServer::ModuleServer(std::filesystem::path client_cache)
     : client_cache_(std::move(client_cache)),
       index_(index_options()),
-      cache_(served_cache_dir(), {debuginfo::FallbackNames::Lldb, true}, {0, kServedBytes}) {}
+      cache_(served_cache_dir(), served_options(), served_limits()) {}
 
 namespace {
 
@@ -248,7 +262,7 @@ void ModuleServer::on_log(const char* text, void* baton) {
   if (text == nullptr) return;
   auto* listener = static_cast<Listener*>(baton);
   ModuleServer* self = listener->server;
-  std::vector<server::IndexedModule> modules;
+  std::vector<std::pair<server::IndexedModule, uint64_t>> modules;  // with its SFrame's size
   bool unlinked = false;  // a module with tables LLDB will ask the server for
   {
     std::lock_guard lock(self->mutex_);
@@ -256,27 +270,28 @@ void ModuleServer::on_log(const char* text, void* baton) {
       if (!self->named_.insert(path).second) continue;
       Named named = self->index(path);
       if (named.module)
-        modules.push_back(std::move(*named.module));
+        modules.emplace_back(std::move(*named.module), named.sframe_bytes);
       else
         unlinked = unlinked || named.tables;
     }
   }
-  for (const server::IndexedModule& module : modules)
-    if (!self->hand_over(module, listener->debugger)) unlinked = true;
+  for (const auto& [module, sframe_bytes] : modules)
+    if (!self->hand_over(module, sframe_bytes, listener->debugger)) unlinked = true;
   if (unlinked) self->listen();
 }
 
 ModuleServer::Named ModuleServer::index(const std::string& path) {
-  const std::optional<std::string> build_id = table_build_id(path);
-  if (!build_id) return {};
+  const std::optional<TableFile> table = table_file(path);
+  if (!table) return {};
   std::vector<std::string> notes;  // files that are no modules: nothing to report
   index_.add_file(path, notes);
-  const server::IndexedModule* module = index_.find(*build_id);
-  if (module == nullptr || module->path != path || !enabled_ || paused_ > 0) return {true, {}};
-  return {true, *module};
+  const server::IndexedModule* module = index_.find(table->build_id);
+  if (module == nullptr || module->path != path || !enabled_ || paused_ > 0) return {true, {}, 0};
+  return {true, *module, table->sframe_bytes};
 }
 
-bool ModuleServer::hand_over(const server::IndexedModule& module, lldb::user_id_t debugger_id) {
+bool ModuleServer::hand_over(const server::IndexedModule& module, uint64_t sframe_bytes,
+                             lldb::user_id_t debugger_id) {
   // The file is put where LLDB's download cache looks before it asks a server: LLDB opens it
   // where it lies instead of fetching it (a side file of a 1,000,000-function module is tens
   // of MB: most of a second over HTTP, then written again into LLDB's cache). A link to the
@@ -285,10 +300,20 @@ bool ModuleServer::hand_over(const server::IndexedModule& module, lldb::user_id_
   // it. Were LLDB to name its cache files otherwise, it would ask the server as before.
   // With no folder to keep it in, the request makes it (once: LLDB asks once per module).
   if (!cache_.has_folder()) return false;
-  std::optional<std::filesystem::path> kept = cache_.stored(module, debuginfo::FallbackNames::Lldb);
+  constexpr auto kLldb = debuginfo::FallbackNames::Lldb;
+  std::optional<std::filesystem::path> kept = cache_.stored(module, kLldb);
+  // A module whose analyzed file would keep LLDB waiting gets the quick one (made in about a
+  // fifth of the time), and its analyzed one is made for later sessions.
+  const bool quick = !kept && sframe_bytes > wait_limit_;
+  const server::FileKind kind = quick ? server::FileKind::Quick : server::FileKind::Analyzed;
+  if (quick) {
+    make_analyzed_later(module);
+    kept = cache_.stored(module, kLldb, kind);
+  }
   if (!kept) {
-    // LLDB's loading thread waits for this (a 1 M-function module's file takes seconds):
-    // the prompt's status line and lldb-dap's client say why.
+    // LLDB's loading thread waits for this (a 1 M-function module's file takes a second or
+    // more, its quick file a third of one): the prompt's status line and lldb-dap's client
+    // say why.
     const std::string name = std::filesystem::path(module.path).filename().string();
     lldb::SBDebugger debugger =
         lldb::SBDebugger::FindDebuggerWithID(static_cast<int>(debugger_id));
@@ -296,10 +321,14 @@ bool ModuleServer::hand_over(const server::IndexedModule& module, lldb::user_id_
     if (debugger.IsValid())
       progress.emplace("unwindkit: making unwind info", name.c_str(), debugger);
     server::CacheSource source = server::CacheSource::Made;
-    cache_.get(module, source, debuginfo::FallbackNames::Lldb);
-    kept = cache_.stored(module, debuginfo::FallbackNames::Lldb);  // none: nothing to add
+    cache_.get(module, source, kLldb, kind);
+    kept = cache_.stored(module, kLldb, kind);  // none: nothing to add
   }
   if (!kept) return false;
+  if (quick) {
+    std::lock_guard lock(mutex_);
+    quick_.insert(module.build_id);
+  }
   const std::filesystem::path link = client_cache_ / (kClientCachePrefix + module.build_id);
   std::error_code ec;
   if (std::filesystem::exists(link, ec)) return true;
@@ -313,6 +342,24 @@ bool ModuleServer::hand_over(const server::IndexedModule& module, lldb::user_id_
     return false;
   }
   return true;
+}
+
+void ModuleServer::make_analyzed_later(const server::IndexedModule& module) {
+  const std::optional<std::filesystem::path> dir = served_cache_dir();
+  if (!dir) return;
+  const auto lock_at =
+      static_cast<uint32_t>(std::hash<std::string>{}(module.build_id) & kLockBytes);
+  run_detached(*dir / kMakingLock, lock_at, [&module, &dir] {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(*dir, ec)) return;  // removed since (a test's folder)
+    server::DebugFileCache cache(dir, served_options(), served_limits());
+    if (!cache.stored(module, debuginfo::FallbackNames::Lldb)) {  // else another one made it
+      server::CacheSource source = server::CacheSource::Made;
+      cache.get(module, source, debuginfo::FallbackNames::Lldb);
+    }
+    // Later sessions take the analyzed file.
+    cache.remove(module, debuginfo::FallbackNames::Lldb, server::FileKind::Quick);
+  });
 }
 
 std::optional<server::IndexedModule> ModuleServer::find(std::string_view build_id) {

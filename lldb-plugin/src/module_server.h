@@ -77,6 +77,18 @@ class ModuleServer {
     ModuleServer* server_;
   };
   const std::string& url() const { return url_; }
+  // `unwindkit set side-file-wait-limit`: bytes of SFrame above which LLDB gets a module's
+  // quick file first (hand_over); kNoWaitLimit: always the analyzed one.
+  // About 650,000 functions: a second or more of analysis.
+  static constexpr uint64_t kDefaultWaitLimit = uint64_t{16} << 20;
+  static constexpr uint64_t kNoWaitLimit = UINT64_MAX;
+  void set_wait_limit(uint64_t bytes) { wait_limit_ = bytes; }
+  uint64_t wait_limit() const { return wait_limit_; }
+  // Whether the module of build-id `id` (hex) got its quick file in this session.
+  bool quick(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    return quick_.contains(id);
+  }
 
  private:
   // A file LLDB named: whether it has tables to restate, and the module to hand LLDB a file
@@ -84,6 +96,7 @@ class ModuleServer {
   struct Named {
     bool tables = false;
     std::optional<server::IndexedModule> module;
+    uint64_t sframe_bytes = 0;  // the module's SFrame section's size
   };
 
   // What a debugger's logging callback is given: the server and the debugger whose module log
@@ -104,14 +117,21 @@ class ModuleServer {
   // Puts the file for `module`, made now if no session made it before (shown as progress in
   // `debugger`), where LLDB's download cache looks before it asks a server. False when no
   // file is there for LLDB to find.
-  bool hand_over(const server::IndexedModule& module, lldb::user_id_t debugger);
+  // A module whose SFrame section is larger than the wait limit gets the quick file
+  // (debuginfo::SynthesizeOptions::analyze) until its analyzed one is made.
+  bool hand_over(const server::IndexedModule& module, uint64_t sframe_bytes,
+                 lldb::user_id_t debugger);
+  // The analyzed file of `module`, made in a process of its own for the sessions after this.
+  static void make_analyzed_later(const server::IndexedModule& module);
   std::optional<server::IndexedModule> find(std::string_view build_id);
 
   std::filesystem::path client_cache_;
   std::atomic<bool> enabled_{true};
   std::atomic<int> paused_{0};
+  std::atomic<uint64_t> wait_limit_{kDefaultWaitLimit};
   std::mutex mutex_;
   std::set<std::string> named_;  // every path LLDB's log named
+  std::set<std::string> quick_;  // build-ids of the modules given their quick file
   std::deque<Listener> listeners_;  // one per debugger attached, never moved
   server::ModuleIndex index_;
   server::DebugFileCache cache_;

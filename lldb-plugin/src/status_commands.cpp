@@ -1,4 +1,5 @@
-// `unwindkit status`, `unwindkit enable`, `unwindkit disable`.
+// `unwindkit status`, `unwindkit enable`, `unwindkit disable`, `unwindkit set|show
+// side-file-wait-limit`.
 #include "status_commands.h"
 
 #include <fmt/format.h>
@@ -43,6 +44,10 @@ bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandR
     else if (st.side_file)
       out += fmt::format("  side file: {}{}\n", st.side_file->string(),
                          installer_.enabled() ? "" : " (disabled: no CFI, no names)");
+    if (ModuleServer* server = ModuleServer::instance(); server && server->quick(t.build_id))
+      out += "  quick side file (SFrame over the side-file-wait-limit): no prologue analysis, so "
+             "callee-saved registers are unavailable in callers; the analyzed file is being made "
+             "for later sessions\n";
   }
   for (lldb::SBModule module : modules(debugger, "")) {
     const ModuleTables& t = installer_.state(module).tables;
@@ -81,6 +86,31 @@ bool SwitchCommand::run(lldb::SBDebugger, char** argv, lldb::SBCommandReturnObje
   installer_.set_enabled(enable_);
   print(result, enable_ ? "unwindkit enabled: LLDB unwinds with the SFrame rules\n"
                         : "unwindkit disabled: LLDB unwinds on its own\n");
+  return true;
+}
+
+bool WaitLimitCommand::run(lldb::SBDebugger, char** argv, lldb::SBCommandReturnObject& result) {
+  ParsedArgs args = parse_args(argv, {});
+  ModuleServer* server = ModuleServer::instance();
+  if (server == nullptr) return usage_error(result, "no server: every side file is analyzed");
+  if (set_) {
+    uint64_t bytes = 0;
+    if (!args.error.empty() || args.positional.size() != 1 ||
+        (args.positional[0] != "unlimited" && !parse_number(args.positional[0], bytes)))
+      return usage_error(result, "usage: unwindkit set side-file-wait-limit BYTES|unlimited");
+    server->set_wait_limit(args.positional[0] == "unlimited" ? ModuleServer::kNoWaitLimit : bytes);
+  } else if (!args.error.empty() || !args.positional.empty()) {
+    return usage_error(result, "usage: unwindkit show side-file-wait-limit");
+  }
+  const uint64_t limit = server->wait_limit();
+  print(result, limit == ModuleServer::kNoWaitLimit
+                    ? std::string("side-file-wait-limit: unlimited (LLDB waits for every "
+                                  "module's analyzed side file)\n")
+                    : fmt::format("side-file-wait-limit: {} bytes of SFrame (above it, a "
+                                  "module's first session gets its quick side file: callee-saved "
+                                  "registers unavailable in callers; the analyzed one is made "
+                                  "for later sessions)\n",
+                                  limit));
   return true;
 }
 

@@ -58,24 +58,35 @@ DebugFileCache::DebugFileCache(std::optional<std::filesystem::path> dir,
 // Build-id and content: a rebuilt file with a reused build-id gets a file of its own.
 std::string DebugFileCache::key(const IndexedModule& module,
                                 const debuginfo::SynthesizeOptions& options) {
-  return fmt::format("{}-{}.v{}.{}", module.build_id, module.content_hash.substr(0, 32), kFormat,
-                     options.fallback_names == debuginfo::FallbackNames::Lldb ? "lldb" : "plain");
+  return fmt::format("{}-{}.v{}.{}{}", module.build_id, module.content_hash.substr(0, 32), kFormat,
+                     options.fallback_names == debuginfo::FallbackNames::Lldb ? "lldb" : "plain",
+                     options.analyze ? "" : ".quick");
 }
 
-debuginfo::SynthesizeOptions DebugFileCache::named(debuginfo::FallbackNames names) const {
+debuginfo::SynthesizeOptions DebugFileCache::named(debuginfo::FallbackNames names,
+                                                   FileKind kind) const {
   debuginfo::SynthesizeOptions options = options_;
   options.fallback_names = names;
+  options.analyze = kind == FileKind::Analyzed;
   return options;
 }
 
 std::optional<std::filesystem::path> DebugFileCache::stored(const IndexedModule& module,
-                                                            debuginfo::FallbackNames names) const {
+                                                            debuginfo::FallbackNames names,
+                                                            FileKind kind) const {
   if (!dir_) return std::nullopt;
-  auto path = *dir_ / (key(module, named(names)) + kFileSuffix);
+  auto path = *dir_ / (key(module, named(names, kind)) + kFileSuffix);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
   mark_used(path);
   return path;
+}
+
+void DebugFileCache::remove(const IndexedModule& module, debuginfo::FallbackNames names,
+                            FileKind kind) const {
+  if (!dir_) return;
+  std::error_code ec;
+  std::filesystem::remove(*dir_ / (key(module, named(names, kind)) + kFileSuffix), ec);
 }
 
 std::optional<CachedFile> DebugFileCache::load(const std::string& key) const {
@@ -115,8 +126,8 @@ CachedFile DebugFileCache::load_or_make(const IndexedModule& module,
 }
 
 CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source,
-                               debuginfo::FallbackNames names) {
-  const debuginfo::SynthesizeOptions options = named(names);
+                               debuginfo::FallbackNames names, FileKind kind) {
+  const debuginfo::SynthesizeOptions options = named(names, kind);
   const std::string k = key(module, options);
   std::shared_future<CachedFile> future;
   std::optional<std::promise<CachedFile>> promise;  // set when this request makes the file

@@ -35,9 +35,11 @@ def plugin_path():
 class Lldb:
     """lldb-22 runs with or without the plugin; side files go to a private cache dir."""
 
-    def __init__(self, plugin, cache_dir=None, timeout=600):
+    def __init__(self, plugin, cache_dir=None, timeout=600, setup=()):
+        """`setup`: commands run after the plugin loads, before the target is made."""
         self.lldb = need("lldb-22")
         self.plugin = plugin_path() if plugin else None
+        self.setup = list(setup)
         if cache_dir is None:
             cache_dir = tempfile.mkdtemp(prefix="unwindkit-lldb-cache-")
             atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
@@ -50,6 +52,7 @@ class Lldb:
         pre = []
         if self.plugin:
             pre.append(f"plugin load {self.plugin}")
+            pre += self.setup
         pre.append(THREAD_FORMAT)
         if exe:
             pre.append(f"target create {exe}" + (f" --core {core}" if core else ""))

@@ -12,8 +12,12 @@ the intact copy without it (the truth). Runs:
 - GDB again on the stripped copy as in the first session of a module too large to wait for
   (row `gdb later` / `gdb-multiarch later`: `unwindkit set side-file-wait-limit 0`, an empty
   side-file cache), whose frames the Python unwinder does;
-- LLDB, x86_64 and AArch64. LLDB pairs an executable with a core by build-id, so where the
-  twins share one (x86_64 without our own shared libraries: strip keeps the note) the truth
+- LLDB, x86_64 and AArch64, and again as in the first session of a module too large to wait
+  for (row `lldb ARCH quick`: `unwindkit set side-file-wait-limit 0`, an empty side-file
+  cache), which gets the quick side file: no prologue analysis, so callee-saved registers may
+  be shown unavailable (that row has no bound on them, but must show some: else the quick
+  file was not what LLDB read), never wrong. LLDB pairs an executable with a core by
+  build-id, so where the twins share one (x86_64 without our own shared libraries: strip keeps the note) the truth
   reads the stripped copy's core with the intact executable: the same state, even for a
   thread that spins. GDB does not place an executable that is not the core's own file (its
   backtrace goes wrong), so GDB's truth reads the intact copy's core.
@@ -39,7 +43,8 @@ from truth.tools import Skip, need, run  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
 from lldb_plugin import Lldb  # noqa: E402
 
-MAX_UNAVAILABLE = 0.05  # of the values the truth shows, per debugger
+MAX_UNAVAILABLE = 0.05  # of the values the truth shows, per debugger (but QUICK rows)
+QUICK = " quick"  # rows of LLDB's quick side file: no analysis, unavailable values expected
 SHOW_WRONG = 5  # wrong values printed per row
 
 
@@ -94,16 +99,21 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
     return rows
 
 
-def lldb_row(pair, intact_core, stripped_core):
-    """LLDB with the plugin on the stripped copy against LLDB alone on the intact copy."""
+def lldb_rows(pair, intact_core, stripped_core):
+    """LLDB with the plugin on the stripped copy against LLDB alone on the intact copy: with
+    the analyzed side file, and with the quick one."""
     regs = REGISTERS[pair.arch.name]
     ids = build_id(pair.intact.exe), build_id(pair.stripped.exe)
     same_core = not pair.intact.libs and ids[0] is not None and ids[0] == ids[1]
     truth_values = lldb_values(Lldb(plugin=False), pair.intact.exe,
                                stripped_core if same_core else intact_core, regs)
-    ours = lldb_values(Lldb(plugin=True), pair.stripped.exe, stripped_core, regs)
-    return Row(pair.name, f"lldb {pair.arch.name}", compare(truth_values, ours, regs),
-               detail="" if same_core else "truth on the intact copy's own core")
+    detail = "" if same_core else "truth on the intact copy's own core"
+    rows = []
+    for label, setup in (("", ()), (QUICK, ("unwindkit set side-file-wait-limit 0",))):
+        ours = lldb_values(Lldb(plugin=True, setup=setup), pair.stripped.exe, stripped_core, regs)
+        rows.append(Row(pair.name, f"lldb {pair.arch.name}{label}",
+                        compare(truth_values, ours, regs), detail=detail))
+    return rows
 
 
 def run_pair(pair, intact_core, stripped_core, with_twins):
@@ -111,7 +121,7 @@ def run_pair(pair, intact_core, stripped_core, with_twins):
     for label, make in (("gdb", lambda: gdb_rows(pair, intact_core, stripped_core,
                                                  make_twins(pair.stripped) if with_twins
                                                  else [])),
-                        ("lldb", lambda: [lldb_row(pair, intact_core, stripped_core)])):
+                        ("lldb", lambda: lldb_rows(pair, intact_core, stripped_core))):
         try:
             rows += make()
         except Skip as e:
@@ -215,7 +225,9 @@ def verdict(rows):
                             f"arguments")
         if t.values == 0:
             failures.append(f"{name}: no value compared: the check saw nothing")
-        elif t.unavailable > MAX_UNAVAILABLE * t.values:
+        elif name.endswith(QUICK) and t.unavailable == 0:
+            failures.append(f"{name}: no value unavailable: the quick side file was not used")
+        elif t.unavailable > MAX_UNAVAILABLE * t.values and not name.endswith(QUICK):
             failures.append(f"{name}: {t.unavailable} of {t.values} values unavailable "
                             f"({_share(t.unavailable, t.values)} > {MAX_UNAVAILABLE:.0%})")
     if not totals and not all(r.status == "skip" for r in rows):

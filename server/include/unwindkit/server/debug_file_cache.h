@@ -39,6 +39,11 @@ struct CacheLimits {
   std::optional<uint64_t> disk;
 };
 
+// Which file of a module: analyzed, or quick (SynthesizeOptions::analyze false: what a
+// debugger gets first for a large module while the analyzed one is made). Each is a file of
+// its own.
+enum class FileKind : uint8_t { Analyzed, Quick };
+
 class DebugFileCache {
  public:
   DebugFileCache(std::optional<std::filesystem::path> dir, debuginfo::SynthesizeOptions options,
@@ -47,11 +52,16 @@ class DebugFileCache {
   // The file for `module`, made if no one has made it yet, with functions known only from
   // SFrame named as `names` says (in place of the options' fallback_names): each naming is a
   // file of its own.
-  CachedFile get(const IndexedModule& module, CacheSource& source, debuginfo::FallbackNames names);
+  CachedFile get(const IndexedModule& module, CacheSource& source, debuginfo::FallbackNames names,
+                 FileKind kind = FileKind::Analyzed);
   // Where the file for `module`, named as `names` says, is kept on disk, when one was made
   // before (by any process using this folder).
   std::optional<std::filesystem::path> stored(const IndexedModule& module,
-                                              debuginfo::FallbackNames names) const;
+                                              debuginfo::FallbackNames names,
+                                              FileKind kind = FileKind::Analyzed) const;
+  // Removes the kept file for `module` of this naming and kind, if any (a quick file once the
+  // analyzed one is made). A debugger that opened it keeps reading it.
+  void remove(const IndexedModule& module, debuginfo::FallbackNames names, FileKind kind) const;
   // How many files this process synthesized (each content once while it stays in memory or
   // on disk).
   uint64_t made() const { return made_; }
@@ -59,7 +69,7 @@ class DebugFileCache {
 
  private:
   static std::string key(const IndexedModule& module, const debuginfo::SynthesizeOptions& options);
-  debuginfo::SynthesizeOptions named(debuginfo::FallbackNames names) const;
+  debuginfo::SynthesizeOptions named(debuginfo::FallbackNames names, FileKind kind) const;
   CachedFile load_or_make(const IndexedModule& module, const debuginfo::SynthesizeOptions& options,
                           const std::string& key, CacheSource& source);
   std::optional<CachedFile> load(const std::string& key) const;
