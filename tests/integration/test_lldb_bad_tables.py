@@ -5,13 +5,12 @@ at a breakpoint must equal LLDB's own `bt` without the plugin (the bad table is 
 to LLDB), and `unwindkit status` must name the problem at the corrupted byte's offset inside
 .sframe (located with `readelf -S`, a reference tool)."""
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lldb_plugin import Lldb, threads  # noqa: E402
-from truth.tools import Skip, need, run  # noqa: E402
+from truth.tools import exit_with, need, run  # noqa: E402
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -102,11 +101,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Skip as e:
-        print(f"SKIP: {e}")
-        sys.exit(0)
-    except subprocess.TimeoutExpired as e:
-        print(f"FAIL: timed out: {e}")
-        sys.exit(1)
+    exit_with(main)

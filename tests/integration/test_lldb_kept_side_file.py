@@ -18,7 +18,6 @@ the newer one kept when that session adds its file.
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lldb_plugin import Lldb, threads  # noqa: E402
 from test_lldb_live import PROGRAM, leaf_address  # noqa: E402
-from truth.tools import Skip, need, run  # noqa: E402
+from truth.tools import exit_with, need, run  # noqa: E402
 
 # The index remembers a file's content hash only once its last change is this far past (the
 # plugin's rule against a file changed twice within one timestamp tick).
@@ -162,11 +161,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Skip as e:
-        print(f"SKIP: {e}")
-        sys.exit(0)
-    except subprocess.TimeoutExpired as e:
-        print(f"FAIL: timed out: {e}")
-        sys.exit(1)
+    exit_with(main)

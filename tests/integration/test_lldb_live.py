@@ -4,13 +4,12 @@
 `bt` must give the PCs, and `frame select N` + `register read rip rsp rbp` the values, that
 LLDB gives on the intact twin stopped at the same instruction. LLDB must not crash."""
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lldb_plugin import Lldb, frame_registers, threads  # noqa: E402
-from truth.tools import Skip, need, run  # noqa: E402
+from truth.tools import exit_with, need, run  # noqa: E402
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -80,11 +79,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Skip as e:
-        print(f"SKIP: {e}")
-        sys.exit(0)
-    except subprocess.TimeoutExpired as e:
-        print(f"FAIL: timed out: {e}")
-        sys.exit(1)
+    exit_with(main)

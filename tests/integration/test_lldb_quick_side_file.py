@@ -12,7 +12,6 @@ folder must hold the analyzed file and no quick one. Second session: the same `b
 side file, and LLDB's symbol file is the analyzed file kept there.
 """
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lldb_plugin import Lldb, threads  # noqa: E402
 from test_lldb_kept_side_file import files_under  # noqa: E402
 from test_lldb_live import PROGRAM, leaf_address  # noqa: E402
-from truth.tools import Skip, need, run  # noqa: E402
+from truth.tools import exit_with, need, run  # noqa: E402
 
 # `unwindkit status`'s line for a module given its quick file.
 QUICK_LINE = "  quick side file (SFrame over the side-file-wait-limit)"
@@ -92,11 +91,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Skip as e:
-        print(f"SKIP: {e}")
-        sys.exit(0)
-    except subprocess.TimeoutExpired as e:
-        print(f"FAIL: timed out: {e}")
-        sys.exit(1)
+    exit_with(main)

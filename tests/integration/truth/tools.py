@@ -1,6 +1,7 @@
 """Running external tools with a time limit and readable failures."""
 import shutil
 import subprocess
+import sys
 
 
 class Skip(Exception):
@@ -25,3 +26,16 @@ def need(tool):
     if not path:
         raise Skip(f"{tool} is not installed")
     return path
+
+
+def exit_with(main):
+    """Exits with a test script's `main()` status: 0 for a Skip (its reason printed), 1 when a
+    tool it waits for runs out of time."""
+    try:
+        sys.exit(main())
+    except Skip as e:
+        print(f"SKIP: {e}")
+        sys.exit(0)
+    except subprocess.TimeoutExpired as e:
+        print(f"FAIL: timed out: {e}")
+        sys.exit(1)
