@@ -325,13 +325,15 @@ bool ModuleServer::hand_over(const server::IndexedModule& module, uint64_t sfram
     kept = cache_.stored(module, kLldb, kind);  // none: nothing to add
   }
   if (!kept) return false;
-  if (quick) {
+  auto linked = [&] {
     std::lock_guard lock(mutex_);
-    quick_.insert(module.build_id);
-  }
+    linked_.insert(module.build_id);
+    if (quick) quick_.insert(module.build_id);
+    return true;
+  };
   const std::filesystem::path link = client_cache_ / (kClientCachePrefix + module.build_id);
   std::error_code ec;
-  if (std::filesystem::exists(link, ec)) return true;
+  if (std::filesystem::exists(link, ec)) return linked();
   std::filesystem::create_hard_link(*kept, link, ec);
   if (ec) std::filesystem::create_symlink(*kept, link, ec);  // the cache on another file system
   if (ec) return false;
@@ -341,7 +343,7 @@ bool ModuleServer::hand_over(const server::IndexedModule& module, uint64_t sfram
     std::filesystem::remove(link, ec);
     return false;
   }
-  return true;
+  return linked();
 }
 
 void ModuleServer::make_analyzed_later(const server::IndexedModule& module) {
@@ -365,6 +367,12 @@ void ModuleServer::make_analyzed_later(const server::IndexedModule& module) {
 std::optional<server::IndexedModule> ModuleServer::find(std::string_view build_id) {
   if (!enabled_ || paused_ > 0) return std::nullopt;
   std::lock_guard lock(mutex_);
+  // LLDB has this module's file from its cache already (hand_over). What it asks for now is a
+  // split-DWARF package for the file's DWARF unit (LLDB caches the answer as
+  // `llvmcache-ID-ID.dwp`): there is none. Answered, it cost a read of the whole file (a
+  // 1 M-function module's: 37 MB) or, for a module given its quick file, the analyzed one made
+  // while LLDB waits.
+  if (linked_.contains(std::string(build_id))) return std::nullopt;
   if (const server::IndexedModule* module = index_.find(build_id)) return *module;
   return std::nullopt;
 }

@@ -136,7 +136,8 @@ class ModuleServer {
   std::atomic<uint64_t> wait_limit_{kDefaultWaitLimit};
   std::mutex mutex_;
   std::set<std::string> named_;  // every path LLDB's log named
-  std::set<std::string> quick_;  // build-ids of the modules given their quick file
+  std::set<std::string> linked_;  // build-ids of the modules whose file LLDB's cache has
+  std::set<std::string> quick_;   // ... of those, the ones given their quick file
   std::deque<Listener> listeners_;  // one per debugger attached, never moved
   server::ModuleIndex index_;
   server::DebugFileCache cache_;
