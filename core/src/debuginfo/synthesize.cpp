@@ -213,6 +213,10 @@ dwarf::CfiFunction analyzed_function(const elf::ElfFile& module, const sframe::F
   return fn;
 }
 
+// How many times a function's rows are stated: once per `rep` bytes of a PCMASK function's
+// `size` (its rows repeat), else (rep 0) once.
+uint32_t repetitions(uint32_t size, uint32_t rep) { return rep != 0 ? (size + rep - 1) / rep : 1; }
+
 // The CFI of the section's FDE `i`, with no row when it has none.
 dwarf::CfiFunction cfi_function(const sframe::Section& section, const elf::ElfFile& module,
                                 size_t i) {
@@ -223,7 +227,7 @@ dwarf::CfiFunction cfi_function(const sframe::Section& section, const elf::ElfFi
   }
   dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
   const uint32_t rep = fde.pcmask() ? section.rep_size(fde) : 0;
-  const uint32_t blocks = rep != 0 ? (fde.size + rep - 1) / rep : 1;
+  const uint32_t blocks = repetitions(fde.size, rep);
   const bool plt = prologue::in_plt(module, fde.func_start);  // a PCMASK FDE has no rows to analyze
   for (uint32_t block = 0; block < blocks; ++block) {
     for (const sframe::Fre& fre : fde.fres) {
@@ -303,6 +307,7 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
 
 namespace {
 
+// The quick file's CFI reserved per byte of SFrame (the 1 M-function module's: 1.7).
 constexpr size_t kQuickBytesPerSframeByte = 2;
 
 // SynthesizeOptions::analyze false: every function's rows as the section states them, straight
@@ -341,8 +346,8 @@ Result<void> quick_rows(
         }
         const uint32_t form = in_plt(fn.start) ? 1 : 0;
         const uint64_t end = fn.start + fn.size;
-        uint32_t blocks = 1;
-        if (fn.pcmask) blocks = fn.rep_size != 0 ? (fn.size + fn.rep_size - 1) / fn.rep_size : 0;
+        if (fn.pcmask && fn.rep_size == 0) return;  // no row repeats (validate() refuses it)
+        const uint32_t blocks = repetitions(fn.size, fn.rep_size);
         rows.clear();
         for (uint32_t block = 0; block < blocks; ++block)
           for (const sframe::RuleRow& row : fn.rows) {
