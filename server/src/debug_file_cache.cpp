@@ -19,11 +19,15 @@ constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the re
 // changed since it was indexed), so it is not kept on disk.
 CachedFile synthesize_file(const IndexedModule& module, const debuginfo::SynthesizeOptions& options,
                            bool& durable) {
-  // Read, not mapped: a file truncated under a mapping would end the process (SIGBUS).
-  auto image = std::make_shared<std::vector<uint8_t>>();
-  durable = read_indexed_file(module, *image);
-  if (!durable) return {nullptr, "the file changed since it was indexed"};
-  auto file = elf::ElfFile::parse(std::move(image), module.path);
+  constexpr const char* kChanged = "the file changed since it was indexed";
+  durable = unchanged(module);
+  if (!durable) return {nullptr, kChanged};
+  // Read, not mapped: a file truncated under a mapping would end the process (SIGBUS). The
+  // quick file states the tables alone: the code is not read.
+  auto file = elf::ElfFile::open(
+      module.path, options.analyze ? elf::ElfFile::Contents::Whole : elf::ElfFile::Contents::NoCode);
+  durable = file ? file->image().size() == module.size : file.error().kind != ErrorKind::Io;
+  if (!durable) return {nullptr, kChanged};
   if (!file) return {nullptr, file.error().to_string()};
   auto made = debuginfo::synthesize(*file, options);
   if (!made) return {nullptr, made.error().to_string()};
@@ -31,7 +35,7 @@ CachedFile synthesize_file(const IndexedModule& module, const debuginfo::Synthes
   for (const Error& e : made->left_out) note += (note.empty() ? "" : "; ") + e.to_string();
   if (made->bytes.empty())
     return {nullptr, note.empty() ? "nothing to add (no SFrame, no .trace)" : "left out: " + note};
-  return {std::make_shared<const std::string>(made->bytes.begin(), made->bytes.end()),
+  return {std::make_shared<const std::vector<uint8_t>>(std::move(made->bytes)),
           note.empty() ? "" : "left out: " + note};
 }
 
@@ -91,14 +95,14 @@ void DebugFileCache::remove(const IndexedModule& module, debuginfo::FallbackName
 
 std::optional<CachedFile> DebugFileCache::load(const std::string& key) const {
   if (!dir_) return std::nullopt;
-  std::string bytes;
+  std::vector<uint8_t> bytes;
   if (const auto path = *dir_ / (key + kFileSuffix); read_whole(path, bytes)) {
     mark_used(path);
-    return CachedFile{std::make_shared<const std::string>(std::move(bytes)), ""};
+    return CachedFile{std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), ""};
   }
-  if (const auto path = *dir_ / (key + kNothingSuffix); read_whole(path, bytes)) {
-    mark_used(path);
-    return CachedFile{nullptr, bytes};
+  if (std::string note; read_whole(*dir_ / (key + kNothingSuffix), note)) {
+    mark_used(*dir_ / (key + kNothingSuffix));
+    return CachedFile{nullptr, note};
   }
   return std::nullopt;
 }
@@ -106,7 +110,9 @@ std::optional<CachedFile> DebugFileCache::load(const std::string& key) const {
 void DebugFileCache::store(const std::string& key, const CachedFile& file) const {
   if (!dir_) return;
   const auto path = *dir_ / (key + (file.bytes ? kFileSuffix : kNothingSuffix));
-  write_atomically(path, file.bytes ? std::string_view(*file.bytes) : std::string_view(file.note));
+  write_atomically(path, file.bytes ? std::string_view(reinterpret_cast<const char*>(file.bytes->data()),
+                                                      file.bytes->size())
+                                    : std::string_view(file.note));
   if (limits_.disk) trim_folder(*dir_, *limits_.disk, {kFileSuffix, kNothingSuffix}, path);
 }
 

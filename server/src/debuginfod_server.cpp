@@ -76,7 +76,8 @@ struct DebuginfodServer::Impl {
         file.bytes->size(), kElfType,
         [bytes = file.bytes](size_t offset, size_t length, httplib::DataSink& sink) {
           return offset < bytes->size() &&
-                 sink.write(bytes->data() + offset, std::min(length, bytes->size() - offset));
+                 sink.write(reinterpret_cast<const char*>(bytes->data()) + offset,
+                            std::min(length, bytes->size() - offset));
         });
   }
 

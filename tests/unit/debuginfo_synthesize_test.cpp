@@ -182,7 +182,10 @@ class SynthesizeTest : public ::testing::Test {
                                   const std::string& section_line,
                                   std::optional<std::vector<std::string>> quick_callee_saved = std::nullopt) {
     const std::string module = fixture("intact/" + module_name, arch).string();
-    auto file = elf::ElfFile::open(bare_copy(module_name, arch));
+    // The quick file is made of the module read without its code, as the servers read it.
+    auto file = elf::ElfFile::open(bare_copy(module_name, arch),
+                                   quick_callee_saved ? elf::ElfFile::Contents::NoCode
+                                                      : elf::ElfFile::Contents::Whole);
     ASSERT_TRUE(file) << file.error().to_string();
     debuginfo::SynthesizeOptions options;
     options.fallback_names = names;

@@ -56,5 +56,22 @@ TEST_F(ModuleIndexMemoTest, AMemoFoundAgainIsMarkedUsed) {
   EXPECT_GT(fs::last_write_time(memo), long_ago + std::chrono::hours(47));
 }
 
+// The index's identity of a module: its build-id as readelf reads it, and the SHA-256 of its
+// bytes as sha256sum gives it.
+TEST(ModuleIndexTest, AModulesIdentityIsItsBuildIdAndItsBytesSha256) {
+  ModuleIndex index;
+  std::vector<std::string> notes;
+  index.add_file(kModule, notes);
+  ASSERT_EQ(index.size(), 1u);
+  const std::string readelf = test::run_output("readelf -n " + kModule + " 2>&1");
+  const size_t at = readelf.find("Build ID: ");
+  ASSERT_NE(at, std::string::npos) << readelf;
+  const std::string build_id = readelf.substr(at + 10, readelf.find('\n', at) - at - 10);
+  const IndexedModule* module = index.find(build_id);
+  ASSERT_NE(module, nullptr) << build_id;
+  const std::string sha256sum = test::run_output("sha256sum " + kModule);
+  EXPECT_EQ(module->content_hash, sha256sum.substr(0, sha256sum.find(' ')));
+}
+
 }  // namespace
 }  // namespace unwindkit::server

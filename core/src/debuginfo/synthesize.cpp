@@ -21,7 +21,6 @@
 #include "unwindkit/elf/side_file.h"
 #include "unwindkit/prologue/lower.h"
 #include "unwindkit/sframe/function_rows.h"
-#include "unwindkit/sframe/rule_rows.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/sframe.h"
@@ -30,6 +29,7 @@
 #include "unwindkit/trace/decode.h"
 #include "unwindkit/trace/to_dwarf.h"
 #include "unwindkit/unwind/entry_point.h"
+#include "quick_rows.h"
 
 namespace unwindkit::debuginfo {
 namespace {
@@ -213,10 +213,6 @@ dwarf::CfiFunction analyzed_function(const elf::ElfFile& module, const sframe::F
   return fn;
 }
 
-// How many times a function's rows are stated: once per `rep` bytes of a PCMASK function's
-// `size` (its rows repeat), else (rep 0) once.
-uint32_t repetitions(uint32_t size, uint32_t rep) { return rep != 0 ? (size + rep - 1) / rep : 1; }
-
 // The CFI of the section's FDE `i`, with no row when it has none.
 dwarf::CfiFunction cfi_function(const sframe::Section& section, const elf::ElfFile& module,
                                 size_t i) {
@@ -309,57 +305,6 @@ namespace {
 
 // The quick file's CFI reserved per byte of SFrame (the 1 M-function module's: 1.7).
 constexpr size_t kQuickBytesPerSframeByte = 2;
-
-// SynthesizeOptions::analyze false: every function's rows as the section states them, straight
-// from its bytes, for writer.add's form by rule index: visit(start, end, rows, rules) in
-// section order for each function with a row before its end. A PCMASK function's rows repeat
-// every rep_size bytes, each repetition rows of its own (as cfi_function states them). In a
-// PLT (where the analyzer proves every register unchanged) the rules leave the callee-saved
-// registers unchanged. An Error: the section's rules are not of the module's architecture `arch`,
-// or decode()'s.
-Result<void> quick_rows(
-    const elf::ElfFile& module, const elf::Section& section, sframe::Format format, Arch arch,
-    const std::function<void(uint64_t, uint64_t, std::span<const dwarf::CfiRuleRow>,
-                             std::span<const UnwindRule>)>& visit) {
-  const auto plts = prologue::plt_ranges(module);
-  auto in_plt = [&](uint64_t address) {
-    return std::any_of(plts.begin(), plts.end(),
-                       [&](const auto& r) { return address >= r.first && address < r.second; });
-  };
-  // Rule r of the section is the writer's 2r; 2r + 1 is its form for a PLT.
-  std::vector<UnwindRule> rules;
-  std::vector<dwarf::CfiRuleRow> rows;
-  std::optional<Error> foreign;
-  auto walked = sframe::visit_rule_rows(
-      section.data, section.addr, format,
-      [&](const sframe::FunctionRules& fn, std::span<const UnwindRule> table) {
-        if (foreign) return;
-        for (size_t r = rules.size() / 2; r < table.size(); ++r) {
-          if (table[r].arch != arch) {
-            foreign = Error{std::string(section.name), 0, "abi_arch",
-                            "not the architecture of the ELF file's e_machine"};
-            return;
-          }
-          rules.push_back(table[r]);
-          rules.push_back(table[r]);
-          rules.back().unlisted = Unlisted::Unchanged;
-        }
-        const uint32_t form = in_plt(fn.start) ? 1 : 0;
-        const uint64_t end = fn.start + fn.size;
-        if (fn.pcmask && fn.rep_size == 0) return;  // no row repeats (validate() refuses it)
-        const uint32_t blocks = repetitions(fn.size, fn.rep_size);
-        rows.clear();
-        for (uint32_t block = 0; block < blocks; ++block)
-          for (const sframe::RuleRow& row : fn.rows) {
-            const uint64_t address = fn.start + uint64_t{block} * fn.rep_size + row.start_offset;
-            if (address < end) rows.push_back({address, 2 * row.rule + form});
-          }
-        if (!rows.empty()) visit(fn.start, end, rows, rules);
-      });
-  if (!walked) return tl::unexpected(walked.error());
-  if (foreign) return tl::unexpected(*foreign);
-  return {};
-}
 
 // Making a file this large leaves its working memory (a 1 M-function module's: about 85 MB)
 // free in malloc's arenas, which glibc keeps from the system: it is given back at once.
@@ -512,7 +457,7 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
   for (auto& [start, symbol] : routines) spec.functions.push_back(std::move(symbol));
   if (spec.functions.empty() && options.fallback_names == FallbackNames::Lldb)
     spec.functions.push_back({kNoFunctionsMarker, 0, 0});
-  out.bytes = elf::write_side_file(spec);
+  out.bytes = elf::write_side_file(std::move(spec));
   return out;
 }
 

@@ -96,7 +96,8 @@ void collect_notes(Elf_Data* data, uint64_t file_offset, std::vector<Note>& out)
 
 }  // namespace
 
-Result<ElfFile> ElfFile::open(const std::string& path) {
+Result<ElfFile> ElfFile::open(const std::string& path, Contents contents) {
+  if (contents != Contents::Whole) return open_part(path, contents);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
   // One read of the whole file into a buffer left uninitialized: a byte-at-a-time copy, and
@@ -108,6 +109,109 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
     return fail(ErrorKind::Io, path, 0, "file", "read error");
   const Bytes image(buffer.get(), static_cast<size_t>(size));
   return parse_image(std::move(buffer), image, path);
+}
+
+namespace {
+
+// All of [offset, offset + size) of the file, or false (a file shortened meanwhile).
+bool read_at(int fd, uint8_t* to, uint64_t offset, uint64_t size) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, to, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    to += n;
+    offset += static_cast<uint64_t>(n);
+    size -= static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+struct Part {
+  uint64_t offset = 0;
+  uint64_t end = 0;
+  uint32_t section = 0;  // 0: a header table or a note segment
+};
+
+// The parts of the file `contents` names, and the sections it leaves out, from libelf reading
+// the descriptor itself: ELF_C_READ reads the headers it is asked for and nothing else. False
+// for anything libelf rejects, or a part that is not inside the file.
+bool plan_parts(int fd, uint64_t size, ElfFile::Contents contents, std::vector<Part>& wanted,
+                std::vector<Part>& unread) {
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  if (elf == nullptr) return false;
+  struct Ender {
+    Elf* elf;
+    ~Ender() { elf_end(elf); }
+  } ender{elf};
+  GElf_Ehdr eh;
+  size_t phnum = 0, shnum = 0, shstrndx = 0;
+  if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &phnum) != 0 ||
+      elf_getshdrnum(elf, &shnum) != 0)
+    return false;
+  auto add = [&](std::vector<Part>& to, uint64_t offset, uint64_t length, uint32_t section) {
+    if (offset > size || length > size - offset) return false;
+    if (length != 0) to.push_back({offset, offset + length, section});
+    return true;
+  };
+  if (!add(wanted, 0, gelf_fsize(elf, ELF_T_EHDR, 1, EV_CURRENT), 0) ||
+      !add(wanted, eh.e_phoff, uint64_t{phnum} * eh.e_phentsize, 0) ||
+      !add(wanted, eh.e_shoff, uint64_t{shnum} * eh.e_shentsize, 0))
+    return false;
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph)) return false;
+    if (ph.p_type == PT_NOTE && !add(wanted, ph.p_offset, ph.p_filesz, 0)) return false;
+  }
+  const bool names = elf_getshdrstrndx(elf, &shstrndx) == 0;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) return false;
+    if (sh.sh_type == SHT_NOBITS) continue;
+    const auto index = static_cast<uint32_t>(elf_ndxscn(scn));
+    const bool read = (names && index == shstrndx) || sh.sh_type == SHT_NOTE ||
+                      (contents == ElfFile::Contents::NoCode && !(sh.sh_flags & SHF_EXECINSTR));
+    if (!add(read ? wanted : unread, sh.sh_offset, sh.sh_size, index)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// The parts are read into an image of the file's size whose other pages are never touched (an
+// anonymous mapping: they take no memory), and parsed as a whole image is. A file libelf
+// rejects, or one with a part outside it, is read whole: that read's errors name the fault.
+Result<ElfFile> ElfFile::open_part(const std::string& path, Contents contents) {
+  init_libelf();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  std::vector<Part> wanted, unread;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+      !plan_parts(fd, static_cast<uint64_t>(st.st_size), contents, wanted, unread))
+    return open(path);
+  const auto size = static_cast<size_t>(st.st_size);
+  void* addr = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (addr == MAP_FAILED) return open(path);
+  std::shared_ptr<const void> image_owner(addr, [size](const void* p) {
+    ::munmap(const_cast<void*>(p), size);
+  });
+  auto* image = static_cast<uint8_t*>(addr);
+  for (const Part& part : wanted)
+    if (!read_at(fd, image + part.offset, part.offset, part.end - part.offset))
+      return fail(ErrorKind::Io, path, part.offset, "file", "read error (shortened while read?)");
+  auto file = parse_image(std::move(image_owner), Bytes(image, size), path);
+  if (!file) return file;
+  for (const Part& part : unread) {
+    for (Section& s : file->sections_)
+      if (s.index == part.section) s.data = {};
+    file->unread_.emplace_back(part.offset, part.end);
+  }
+  return file;
 }
 
 Result<ElfFile> ElfFile::map(const std::string& path) {
@@ -277,6 +381,8 @@ Bytes ElfFile::bytes_at_address(uint64_t addr, uint64_t size) const {
     if (rel > seg.filesz || size > seg.filesz - rel) continue;
     const uint64_t off = seg.offset + rel;
     if (off > image_.size() || size > image_.size() - off) return {};
+    for (const auto& [from, to] : unread_)
+      if (off < to && from < off + size) return {};  // bytes open() did not read
     return image_.subspan(off, size);
   }
   return {};

@@ -87,7 +87,7 @@ std::vector<uint8_t> build_id_note(const SideFileSpec& spec) {
 
 }  // namespace
 
-std::vector<uint8_t> write_side_file(const SideFileSpec& spec) {
+std::vector<uint8_t> write_side_file(SideFileSpec spec) {
   StringTable shstrtab;
   std::vector<Header> headers(1);  // [0]: SHT_NULL
   Header note_header{shstrtab.add(kBuildIdSection), SHT_NOTE, SHF_ALLOC, 0, 0, 0, 0, 0, 4, 0};
@@ -125,13 +125,29 @@ std::vector<uint8_t> write_side_file(const SideFileSpec& spec) {
     symtab.uint(fn.size, 8);
   }
 
+  // The file is built around the CFI where its writer left it: a large module's CFI is tens
+  // of megabytes, moved up by the few bytes of the ELF header and note in place rather than
+  // copied into new memory (every new page costs a fault). Room for every section after it at
+  // once (the headers and alignment are small beside them), else each doubling copies again.
+  if (!note_placed) note_header.flags = 0;  // no such section in the module: not allocated
+  const std::vector<uint8_t> note = build_id_note(spec);
+  constexpr uint64_t kNoteAlign = 4, kCfiAlign = 8;
+  static_assert(sizeof(Elf64_Ehdr) % kNoteAlign == 0);
+  const uint64_t cfi_offset = (sizeof(Elf64_Ehdr) + note.size() + kCfiAlign - 1) & ~(kCfiAlign - 1);
+  size_t after = symtab.bytes().size() + strtab.data().size() + 64 * (headers.size() + 8);
+  for (const auto& section : spec.debug_sections) after += section.second.size();
   Out out(spec.endian);
-  // Room for every section at once (the headers and alignment are small beside them): a
-  // large module's CFI alone is tens of megabytes, copied again at each doubling otherwise.
-  size_t contents = spec.debug_frame.size() + symtab.bytes().size() + strtab.data().size();
-  for (const auto& section : spec.debug_sections) contents += section.second.size();
-  out.bytes().reserve(sizeof(Elf64_Ehdr) + contents + 64 * (headers.size() + 8));
-  out.bytes().resize(sizeof(Elf64_Ehdr));
+  std::vector<uint8_t>& bytes = out.bytes();
+  bytes = std::move(spec.debug_frame);
+  const uint64_t cfi_size = bytes.size();
+  bytes.reserve(cfi_offset + cfi_size + after);
+  bytes.insert(bytes.begin(), cfi_offset, 0);
+  std::copy(note.begin(), note.end(), bytes.begin() + sizeof(Elf64_Ehdr));
+  note_header.offset = sizeof(Elf64_Ehdr);
+  note_header.size = note.size();
+  headers.push_back(note_header);
+  headers.push_back({shstrtab.add(spec.cfi_section), SHT_PROGBITS, 0, 0, cfi_offset, cfi_size, 0, 0,
+                     kCfiAlign, 0});
   auto place = [&out](Header h, const std::vector<uint8_t>& data, uint64_t align) {
     out.align(align);
     h.offset = out.size();
@@ -140,10 +156,6 @@ std::vector<uint8_t> write_side_file(const SideFileSpec& spec) {
     return h;
   };
 
-  if (!note_placed) note_header.flags = 0;  // no such section in the module: not allocated
-  headers.push_back(place(note_header, build_id_note(spec), 4));
-  headers.push_back(place({shstrtab.add(spec.cfi_section), SHT_PROGBITS, 0, 0, 0, 0, 0, 0, 8, 0},
-                          spec.debug_frame, 8));
   for (const auto& [name, data] : spec.debug_sections)
     headers.push_back(
         place({shstrtab.add(name), SHT_PROGBITS, 0, 0, 0, 0, 0, 0, 1, 0}, data, 1));

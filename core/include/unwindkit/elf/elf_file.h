@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "unwindkit/bytes.h"
@@ -57,8 +58,20 @@ struct Symbol {
 
 class ElfFile {
  public:
-  // Reads the whole file into memory and parses its headers.
-  static Result<ElfFile> open(const std::string& path);
+  // Which of a file's bytes open() reads.
+  enum class Contents : uint8_t {
+    Whole,
+    // The headers, the section names and the notes: what says what a file is (its type,
+    // build-id and layout). Other sections have no data.
+    Headers,
+    // Every section's contents but code's (SHF_EXECINSTR): unwind tables, symbols and notes,
+    // without a large program's instructions or the holes between its segments. Code sections
+    // have no data, and bytes_at_address() finds none of their bytes.
+    NoCode,
+  };
+  // Reads the file into memory (the whole file, or the parts `contents` names) and parses its
+  // headers. A part not read takes no memory.
+  static Result<ElfFile> open(const std::string& path, Contents contents = Contents::Whole);
   // As open(), but maps the file read-only instead of reading it, so only the pages used are
   // ever read: for large files of which a part is used (headers, unwind tables), as the CLI
   // and the plugins' modules read them. A file truncated while mapped faults (SIGBUS) on
@@ -95,6 +108,7 @@ class ElfFile {
   struct Handle;
   static Result<ElfFile> parse_image(std::shared_ptr<const void> owner, Bytes image,
                                      std::string name);
+  static Result<ElfFile> open_part(const std::string& path, Contents contents);
 
   std::string name_;
   std::shared_ptr<const void> owner_;  // keeps image_'s bytes alive
@@ -108,6 +122,8 @@ class ElfFile {
   std::vector<Section> sections_;
   std::vector<Segment> segments_;
   std::vector<Note> notes_;
+  // File ranges [offset, end) of section contents open() did not read.
+  std::vector<std::pair<uint64_t, uint64_t>> unread_;
 };
 
 }  // namespace unwindkit::elf

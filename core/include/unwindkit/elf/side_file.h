@@ -46,6 +46,6 @@ struct SideFileSpec {
 // The bytes of a 64-bit ELF file holding `spec`. Each symbol is placed in the placeholder
 // section that contains its address (SHN_ABS if none does). A placeholder named
 // `.note.gnu.build-id` is replaced by the real note.
-std::vector<uint8_t> write_side_file(const SideFileSpec& spec);
+std::vector<uint8_t> write_side_file(SideFileSpec spec);
 
 }  // namespace unwindkit::elf

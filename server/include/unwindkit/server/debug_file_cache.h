@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "unwindkit/debuginfo/synthesize.h"
 #include "unwindkit/server/module_index.h"
@@ -18,7 +19,8 @@
 namespace unwindkit::server {
 
 struct CachedFile {
-  std::shared_ptr<const std::string> bytes;  // null: nothing to add, or it could not be made
+  // null: nothing to add, or it could not be made
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
   std::string note;                          // why not, or what was left out
 };
 

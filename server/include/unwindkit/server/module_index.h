@@ -62,7 +62,6 @@ bool unchanged(const IndexedModule& module);
 
 // The whole file, or nothing when it cannot be read or has changed since it was indexed.
 bool read_indexed_file(const IndexedModule& module, std::string& out);
-bool read_indexed_file(const IndexedModule& module, std::vector<uint8_t>& out);
 
 // A build-id as a URL gives it, lowercased; empty when it is not 1 to 64 bytes of hex.
 std::string normalize_build_id(std::string_view text);

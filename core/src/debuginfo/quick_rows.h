@@ -1,0 +1,37 @@
+// The quick file's rows (SynthesizeOptions::analyze false): every function's rows as the
+// section states them, for CfiWriter::add's form by rule index.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "unwindkit/dwarf/cfi_writer.h"
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/error.h"
+#include "unwindkit/rules.h"
+#include "unwindkit/sframe/constants.h"
+
+namespace unwindkit::debuginfo {
+
+// How many times a function's rows are stated: once per `rep` bytes of a PCMASK function's
+// `size` (its rows repeat), else (rep 0) once.
+inline uint32_t repetitions(uint32_t size, uint32_t rep) {
+  return rep != 0 ? (size + rep - 1) / rep : 1;
+}
+
+using QuickVisit = std::function<void(uint64_t start, uint64_t end,
+                                      std::span<const dwarf::CfiRuleRow> rows,
+                                      std::span<const UnwindRule> rules)>;
+
+// visit(start, end, rows, rules) in section order for each function with a row before its
+// end, straight from the section's bytes. A PCMASK function's rows repeat every rep_size
+// bytes, each repetition rows of its own (as the analyzed file states them). In a PLT (where
+// the analyzer proves every register unchanged) the rules leave the callee-saved registers
+// unchanged. The section is read on a thread of its own while `visit` runs on the caller's,
+// a batch of functions behind. An Error: the section's rules are not of the module's
+// architecture `arch`, or decode()'s.
+Result<void> quick_rows(const elf::ElfFile& module, const elf::Section& section,
+                        sframe::Format format, Arch arch, const QuickVisit& visit);
+
+}  // namespace unwindkit::debuginfo
