@@ -90,7 +90,7 @@ class CfiWriterTest : public ::testing::TestWithParam<bool> {
   bool eh() const { return GetParam(); }
   void SetUp() override {
     auto fns = functions();
-    const dwarf::CfiWriterOptions options{Arch::X86_64, Endian::Little, 8};
+    const dwarf::CfiWriterOptions options{Arch::X86_64, Endian::Little, 8, 0, {}};
     path_ = write_symbol_file(eh() ? "eh" : "debug",
                               eh() ? dwarf::write_eh_frame(fns, options)
                                    : dwarf::write_debug_frame(fns, options),
@@ -177,6 +177,42 @@ TEST_P(CfiWriterTest, DwarfdumpInterpretsTheRulesGiven) {
   for (const char* line : kDwarfdumpRows) EXPECT_NE(out.find(line), std::string::npos) << line << "\n---\n" << out;
 }
 
+// cie_undefined (the quick file's callee-saved registers): the CIE states them undefined, and
+// every row reads as llvm-dwarfdump reads the file that states them row by row (above), save
+// that a function whose rows name none of them (unlisted unchanged) now says "same" for each,
+// which is what no rule meant. The bare SFrame function's FDE needs no byte for them.
+TEST(CfiWriterCieUndefined, RowsReadAsWhenEachRowStatesThem) {
+  const std::vector<uint16_t> callee_saved = {x64::rbx, x64::r12, x64::r13, x64::r14, x64::r15};
+  const dwarf::CfiWriterOptions options{Arch::X86_64, Endian::Little, 8, 0, callee_saved};
+  const auto fns = functions();
+  const auto path = write_symbol_file("cie-undefined", dwarf::write_debug_frame(fns, options),
+                                      false, 0x1000, 0x110);
+  const std::string out = run("llvm-dwarfdump-22 --debug-frame " + path.string() + " 2>&1");
+  std::filesystem::remove(path);
+  ASSERT_EQ(out.find("error"), std::string::npos) << out;
+  EXPECT_NE(out.find("DW_CFA_undefined: RBX"), std::string::npos) << "not in the CIE\n" << out;
+  const std::string same = "RBX=same, R12=same, R13=same, R14=same, R15=same, ";
+  const std::vector<std::string> want = {
+      "0x1000: CFA=RSP+8: " + same.substr(0, 10) + "RBP=same, " + same.substr(10) + "RIP=[CFA-8]\n",
+      "0x1004: CFA=RBP+16: " + same.substr(0, 10) + "RBP=[CFA-16], " + same.substr(10) +
+          "RIP=[CFA-8]\n",
+      kDwarfdumpRows[7],
+      kDwarfdumpRows[8],
+  };
+  for (const std::string& line : want) EXPECT_NE(out.find(line), std::string::npos) << line << "\n---\n" << out;
+
+  // Bare SFrame functions alone: the CIE grows by a word once, each FDE shrinks by one.
+  std::vector<dwarf::CfiFunction> bare = {fns.back(), fns.back(), fns.back()};
+  for (size_t i = 1; i < bare.size(); ++i) {
+    bare[i].start += 0x10 * i;
+    bare[i].end += 0x10 * i;
+    for (dwarf::CfiRow& row : bare[i].rows) row.address += 0x10 * i;
+  }
+  const auto each_row = dwarf::write_debug_frame(bare, {Arch::X86_64, Endian::Little, 8, 0, {}});
+  const auto in_cie = dwarf::write_debug_frame(bare, options);
+  EXPECT_EQ(in_cie.size() + 2 * 8, each_row.size());
+}
+
 // join_adjacent (GDB's files): functions() follow each other with no gap, so they share one
 // FDE, and every row still reads as given: each function's first row is stated by what changed
 // from the last, which a register the previous function named and this one does not must
@@ -186,7 +222,7 @@ TEST(CfiWriterJoin, AdjacentFunctionsShareAnFdeWithTheSameRows) {
   auto fns = functions();
   fns.push_back({0x1110, 0x1120, {{0x1114, rule(sp(16), RegRule::at_cfa(-8), RegRule::unchanged())}}});
   const auto path = write_symbol_file(
-      "join", dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8, 256}), false, 0x1000,
+      "join", dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8, 256, {}}), false, 0x1000,
       0x120);
 
   const std::string frames = run("readelf --debug-dump=frames " + path.string() + " 2>&1");
@@ -227,7 +263,7 @@ TEST(CfiWriterRuleRows, SameBytesAsRowsGivenByRule) {
   }
   for (const dwarf::CfiSection section : {dwarf::CfiSection::DebugFrame, dwarf::CfiSection::EhFrame}) {
     for (const size_t join : {size_t{0}, size_t{256}}) {
-      const dwarf::CfiWriterOptions options{Arch::X86_64, Endian::Little, 8, join};
+      const dwarf::CfiWriterOptions options{Arch::X86_64, Endian::Little, 8, join, {}};
       dwarf::CfiWriter by_rule(section, options, 0x1130);
       for (const dwarf::CfiFunction& fn : fns) by_rule.add(fn);
       const std::vector<uint8_t> want = std::move(by_rule).finish();
@@ -258,7 +294,7 @@ TEST(CfiWriterRegisters, HighNumberedRegistersAreStatedAndForgottenLikeOthers) {
                       {{130, RegRule::at_cfa(-16)}, {x64::rbx, RegRule::at_cfa(-24)}})},
         {0x2008, rule(sp(8), ra, RegRule::unchanged())}}}};
   const auto path = write_symbol_file(
-      "high", dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8}), false, 0x2000, 0x10);
+      "high", dwarf::write_debug_frame(fns, {Arch::X86_64, Endian::Little, 8, 0, {}}), false, 0x2000, 0x10);
   const std::string frames = run("readelf --debug-dump=frames " + path.string() + " 2>&1");
   std::filesystem::remove(path);
   for (const char* lines : {"  DW_CFA_advance_loc: 2 to 0000000000002002\n"

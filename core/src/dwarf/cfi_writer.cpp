@@ -179,14 +179,13 @@ void register_rules(const UnwindRule& rule, RegRules& rules) {
 class RowWriter {
  public:
   RowWriter(Out& out, const CfiWriterOptions& options)
-      : out_(&out), options_(options), data_align_(-static_cast<int64_t>(arch_word_size(options.arch))) {}
-
-  // Nothing stated yet: the CIE's initial state.
-  void start_function() {
-    state_.cfa.reset();
-    state_.regs.clear();
-    state_.ra_mangled = false;
+      : out_(&out), options_(options), data_align_(-static_cast<int64_t>(arch_word_size(options.arch))) {
+    for (uint16_t r : options.cie_undefined) initial_.regs.set(r, RegRule::undefined());
   }
+
+  // What the CIE states: an FDE's state before its first instruction.
+  const RowState& initial() const { return initial_; }
+  void start_function() { state_ = initial_; }
   const RowState& state() const { return state_; }
   void set_state(const RowState& state) { state_ = state; }
   // Where the statements go from now on.
@@ -313,6 +312,7 @@ class RowWriter {
   Out* out_;
   const CfiWriterOptions& options_;
   int64_t data_align_;
+  RowState initial_;
   RowState state_;
 };
 
@@ -347,9 +347,9 @@ class RuleSteps {
     uint32_t length = 0;
     uint32_t next = 0;  // state
   };
-  static constexpr uint32_t kStart = 0;  // an FDE's start: nothing stated
+  static constexpr uint32_t kStart = 0;  // an FDE's start: what the CIE states
 
-  RuleSteps() : states_(1) {}
+  explicit RuleSteps(const RowState& initial) : states_{initial} {}
 
   const RowState& state(uint32_t id) const { return states_[id]; }
   std::span<const uint8_t> bytes(const Step& step) const {
@@ -395,7 +395,7 @@ class RuleSteps {
 // The writer's state: the bytes so far, and the FDE left open for the next function to join.
 struct CfiWriter::State {
   State(const CfiWriterOptions& o, bool eh_frame)
-      : options(o), eh(eh_frame), out(o.endian), rows(out, options) {}
+      : options(o), eh(eh_frame), out(o.endian), rows(out, options), steps(rows.initial()) {}
 
   CfiWriterOptions options;
   bool eh;
@@ -482,6 +482,10 @@ CfiWriter::CfiWriter(CfiSection section, const CfiWriterOptions& options, uint64
     out.u8(st.address_size == 4 ? DW_EH_PE_udata4 : DW_EH_PE_udata8);
   } else {
     out.uleb(names.ra_reg());
+  }
+  for (uint16_t reg : options.cie_undefined) {
+    out.u8(DW_CFA_undefined);
+    out.uleb(reg);
   }
   pad_and_close(out, st.cie, st.address_size);
 }

@@ -44,10 +44,16 @@ struct CfiWriterOptions {
   // hence the bound; and one that takes FDE extents for function bounds (LLDB) must not get
   // this.
   size_t join_within = 0;
+  // Registers the CIE states undefined (its initial instructions), so every FDE starts with
+  // them so: a row stating the same needs no bytes for them, one stating otherwise says so
+  // (same value where it names none). The quick file's callee-saved registers are undefined
+  // in nearly every row, which took a quarter of its bytes stated in each FDE.
+  std::vector<uint16_t> cie_undefined;
 };
 
 // The bytes of a 32-bit-DWARF `.debug_frame` section: one CIE (version 3, no augmentation,
-// code alignment 1, data alignment -word size, no initial instructions) and one FDE per
+// code alignment 1, data alignment -word size, initial instructions only for
+// options.cie_undefined) and one FDE per
 // function. Each row is stated in full the first time and by its changes afterwards: the CFA
 // with DW_CFA_def_cfa[_sf] (or DW_CFA_def_cfa_expression for a dereferenced CFA), every
 // register with DW_CFA_offset / _extended_sf, val_offset, register, expression,
