@@ -129,6 +129,7 @@ server::CacheLimits served_limits() { return {0, kServedBytes}; }
 server::IndexOptions index_options() {
   server::IndexOptions options;
   if (auto dir = served_cache_dir()) options.memo_dir = *dir / "identities";
+  options.hash_later = true;  // hand_over hashes a module when its file is keyed by the hash
   return options;
 }
 
@@ -290,7 +291,7 @@ ModuleServer::Named ModuleServer::index(const std::string& path) {
   return {true, *module, table->sframe_bytes};
 }
 
-bool ModuleServer::hand_over(const server::IndexedModule& module, uint64_t sframe_bytes,
+bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes,
                              lldb::user_id_t debugger_id) {
   // The file is put where LLDB's download cache looks before it asks a server: LLDB opens it
   // where it lies instead of fetching it (a side file of a 1,000,000-function module is tens
@@ -301,10 +302,21 @@ bool ModuleServer::hand_over(const server::IndexedModule& module, uint64_t sfram
   // With no folder to keep it in, the request makes it (once: LLDB asks once per module).
   if (!cache_.has_folder()) return false;
   constexpr auto kLldb = debuginfo::FallbackNames::Lldb;
-  std::optional<std::filesystem::path> kept = cache_.stored(module, kLldb);
+  // A module no session indexed (its hash not remembered) is hashed only when its file is
+  // keyed by the hash: not for a large module's quick file, unless an analyzed file of its
+  // build-id is kept (one of this content, perhaps).
+  const bool large = sframe_bytes > wait_limit_;
+  if (module.content_hash.empty() && (!large || cache_.may_hold(module, kLldb))) {
+    std::lock_guard lock(mutex_);
+    const server::IndexedModule* hashed = index_.hashed(module.build_id);
+    if (hashed == nullptr) return false;  // changed since it was indexed
+    module = *hashed;
+  }
+  std::optional<std::filesystem::path> kept =
+      module.content_hash.empty() ? std::nullopt : cache_.stored(module, kLldb);
   // A module whose analyzed file would keep LLDB waiting gets the quick one (made in about a
   // fifth of the time), and its analyzed one is made for later sessions.
-  const bool quick = !kept && sframe_bytes > wait_limit_;
+  const bool quick = !kept && large;
   const server::FileKind kind = quick ? server::FileKind::Quick : server::FileKind::Analyzed;
   if (quick) {
     make_analyzed_later(module);
@@ -355,9 +367,12 @@ void ModuleServer::make_analyzed_later(const server::IndexedModule& module) {
     std::error_code ec;
     if (!std::filesystem::is_directory(*dir, ec)) return;  // removed since (a test's folder)
     server::DebugFileCache cache(dir, served_options(), served_limits());
-    if (!cache.stored(module, debuginfo::FallbackNames::Lldb)) {  // else another one made it
+    // Hashed here, off LLDB's path, and remembered: later sessions find the file by it.
+    const std::optional<server::IndexedModule> hashed =
+        server::with_content_hash(module, index_options().memo_dir);
+    if (hashed && !cache.stored(*hashed, debuginfo::FallbackNames::Lldb)) {  // else made already
       server::CacheSource source = server::CacheSource::Made;
-      cache.get(module, source, debuginfo::FallbackNames::Lldb);
+      cache.get(*hashed, source, debuginfo::FallbackNames::Lldb);
     }
     // Later sessions take the analyzed file.
     cache.remove(module, debuginfo::FallbackNames::Lldb, server::FileKind::Quick);

@@ -124,8 +124,7 @@ class ModuleServer {
   // file is there for LLDB to find.
   // A module whose SFrame section is larger than the wait limit gets the quick file
   // (debuginfo::SynthesizeOptions::analyze) until its analyzed one is made.
-  bool hand_over(const server::IndexedModule& module, uint64_t sframe_bytes,
-                 lldb::user_id_t debugger);
+  bool hand_over(server::IndexedModule module, uint64_t sframe_bytes, lldb::user_id_t debugger);
   // The analyzed file of `module`, made in a process of its own for the sessions after this.
   static void make_analyzed_later(const server::IndexedModule& module);
   std::optional<server::IndexedModule> find(std::string_view build_id);

@@ -11,15 +11,20 @@ namespace unwindkit::server {
 namespace {
 
 // Bumped whenever synthesized files change, so stale disk entries are not reused.
-constexpr int kFormat = 4;
+constexpr int kFormat = 5;
 constexpr const char* kFileSuffix = ".debug";
 constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the reason
+constexpr const char* kChanged = "the file changed since it was indexed";
+constexpr size_t kKeyHashChars = 32;  // of the content hash, in a key
+
+const char* names_tag(debuginfo::FallbackNames names) {
+  return names == debuginfo::FallbackNames::Lldb ? "lldb" : "plain";
+}
 
 // `durable` is false when the answer says nothing about the indexed content (a file that
 // changed since it was indexed), so it is not kept on disk.
 CachedFile synthesize_file(const IndexedModule& module, const debuginfo::SynthesizeOptions& options,
                            bool& durable) {
-  constexpr const char* kChanged = "the file changed since it was indexed";
   durable = unchanged(module);
   if (!durable) return {nullptr, kChanged};
   // Read, not mapped: a file truncated under a mapping would end the process (SIGBUS). The
@@ -59,12 +64,33 @@ DebugFileCache::DebugFileCache(std::optional<std::filesystem::path> dir,
   }
 }
 
-// Build-id and content: a rebuilt file with a reused build-id gets a file of its own.
+// Build-id and content: a rebuilt file with a reused build-id gets a file of its own. A quick
+// file is made while a debugger waits, before the content is hashed (IndexOptions::
+// hash_later): it is keyed by the file's identity instead, as the index's memos are.
 std::string DebugFileCache::key(const IndexedModule& module,
                                 const debuginfo::SynthesizeOptions& options) {
-  return fmt::format("{}-{}.v{}.{}{}", module.build_id, module.content_hash.substr(0, 32), kFormat,
-                     options.fallback_names == debuginfo::FallbackNames::Lldb ? "lldb" : "plain",
-                     options.analyze ? "" : ".quick");
+  const char* names = names_tag(options.fallback_names);
+  if (!options.analyze)
+    return fmt::format("{}-i{:x}.{:x}.{:x}.{:x}.{:x}.v{}.{}.quick", module.build_id, module.device,
+                       module.inode, module.size, static_cast<uint64_t>(module.mtime_ns),
+                       static_cast<uint64_t>(module.ctime_ns), kFormat, names);
+  return fmt::format("{}-{}.v{}.{}", module.build_id, module.content_hash.substr(0, kKeyHashChars),
+                     kFormat, names);
+}
+
+bool DebugFileCache::may_hold(const IndexedModule& module, debuginfo::FallbackNames names) const {
+  if (!dir_) return false;
+  // key()'s analyzed form, whatever the hash.
+  const std::string prefix = module.build_id + "-";
+  const std::string suffix = fmt::format(".v{}.{}{}", kFormat, names_tag(names), kFileSuffix);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(*dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == prefix.size() + kKeyHashChars + suffix.size() && name.starts_with(prefix) &&
+        name.ends_with(suffix))
+      return true;
+  }
+  return false;
 }
 
 debuginfo::SynthesizeOptions DebugFileCache::named(debuginfo::FallbackNames names,
@@ -79,6 +105,11 @@ std::optional<std::filesystem::path> DebugFileCache::stored(const IndexedModule&
                                                             debuginfo::FallbackNames names,
                                                             FileKind kind) const {
   if (!dir_) return std::nullopt;
+  if (kind == FileKind::Analyzed && module.content_hash.empty()) {
+    if (!may_hold(module, names)) return std::nullopt;
+    auto hashed = with_content_hash(module, std::nullopt);
+    return hashed ? stored(*hashed, names, kind) : std::nullopt;
+  }
   auto path = *dir_ / (key(module, named(names, kind)) + kFileSuffix);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
@@ -133,6 +164,11 @@ CachedFile DebugFileCache::load_or_make(const IndexedModule& module,
 
 CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source,
                                debuginfo::FallbackNames names, FileKind kind) {
+  if (kind == FileKind::Analyzed && module.content_hash.empty()) {  // keyed by it: hashed now
+    auto hashed = with_content_hash(module, std::nullopt);
+    if (!hashed) return {nullptr, kChanged};
+    return get(*hashed, source, names, kind);
+  }
   const debuginfo::SynthesizeOptions options = named(names, kind);
   const std::string k = key(module, options);
   std::shared_future<CachedFile> future;

@@ -175,7 +175,8 @@ void ModuleIndex::add_file(const std::string& path, bool from_core,
   }
   if (options_.memo_dir) {
     if (auto known = recall(*options_.memo_dir, id))
-      return add_module({path, known->first, known->second, id.size, id.mtime_ns, id.ctime_ns},
+      return add_module({path, known->first, known->second, id.size, id.mtime_ns, id.ctime_ns,
+                         id.device, id.inode},
                         notes);
   }
   auto file = elf::ElfFile::open(path, elf::ElfFile::Contents::Headers);
@@ -197,15 +198,43 @@ void ModuleIndex::add_file(const std::string& path, bool from_core,
   if (file->type() != elf::kTypeExec && file->type() != elf::kTypeDyn) return;
   auto build_id = file->build_id();
   if (!build_id || build_id->empty()) return;
-  const std::optional<std::string> hash = sha256_of_file(path, id.size);
-  if (!hash) {
-    notes.push_back(fmt::format("{}: skipped, it changed while read", path));
-    return;
+  IndexedModule module{path,        hex(build_id->data(), build_id->size()), "", id.size,
+                       id.mtime_ns, id.ctime_ns, id.device, id.inode};
+  if (!options_.hash_later) {
+    auto with_hash = with_content_hash(std::move(module), options_.memo_dir);
+    if (!with_hash) {
+      notes.push_back(fmt::format("{}: skipped, it changed while read", path));
+      return;
+    }
+    module = std::move(*with_hash);
   }
-  IndexedModule module{path, hex(build_id->data(), build_id->size()), *hash, id.size, id.mtime_ns,
-                       id.ctime_ns};
-  if (options_.memo_dir) remember(*options_.memo_dir, id, module);
   add_module(module, notes);
+}
+
+const IndexedModule* ModuleIndex::hashed(std::string_view build_id) {
+  auto it = by_id_.find(std::string(build_id));
+  if (it == by_id_.end()) return nullptr;
+  if (it->second.content_hash.empty()) {
+    auto with_hash = with_content_hash(it->second, options_.memo_dir);
+    if (!with_hash) return nullptr;
+    it->second = std::move(*with_hash);
+  }
+  return &it->second;
+}
+
+std::optional<IndexedModule> with_content_hash(IndexedModule module,
+                                               const std::optional<std::filesystem::path>& memo_dir) {
+  if (!module.content_hash.empty()) return module;
+  // Hashed between two looks at the file's identity: a file written meanwhile is not hashed
+  // as the version indexed.
+  if (!unchanged(module)) return std::nullopt;
+  std::optional<std::string> hash = sha256_of_file(module.path, module.size);
+  if (!hash || !unchanged(module)) return std::nullopt;
+  module.content_hash = std::move(*hash);
+  if (memo_dir)
+    remember(*memo_dir, {module.size, module.mtime_ns, module.ctime_ns, module.device, module.inode},
+             module);
+  return module;
 }
 
 void ModuleIndex::add_module(const IndexedModule& module, std::vector<std::string>& notes) {

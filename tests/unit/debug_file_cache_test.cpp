@@ -103,5 +103,31 @@ TEST_F(DebugFileCacheTest, TheFolderKeepsTheMostRecentlyUsedFilesWithinItsBudget
   EXPECT_TRUE(cache.stored(module_, debuginfo::FallbackNames::None).has_value());
 }
 
+// A module indexed without its hash (IndexOptions::hash_later, the LLDB plugin's): its quick
+// file is made and kept without one; its analyzed file is keyed by the hash, worked out when
+// asked for, and found again from the unhashed module once the folder holds it.
+TEST_F(DebugFileCacheTest, AModuleIndexedWithoutItsHashGetsBothFiles) {
+  ModuleIndex later({.memo_dir = std::nullopt, .hash_later = true});
+  std::vector<std::string> notes;
+  later.add_file(kModule, notes);
+  const IndexedModule* unhashed = later.find(module_.build_id);
+  ASSERT_NE(unhashed, nullptr);
+  ASSERT_TRUE(unhashed->content_hash.empty());
+  DebugFileCache cache(dir_, {}, {0, std::nullopt});
+  constexpr auto kLldb = debuginfo::FallbackNames::Lldb;
+  CacheSource source = CacheSource::Made;
+  EXPECT_TRUE(cache.get(*unhashed, source, kLldb, FileKind::Quick).bytes);
+  EXPECT_TRUE(cache.stored(*unhashed, kLldb, FileKind::Quick));
+  EXPECT_FALSE(cache.may_hold(*unhashed, kLldb));
+  EXPECT_FALSE(cache.stored(*unhashed, kLldb));
+
+  EXPECT_TRUE(cache.get(*unhashed, source, kLldb).bytes);
+  EXPECT_TRUE(cache.may_hold(*unhashed, kLldb));
+  const auto analyzed = cache.stored(*unhashed, kLldb);
+  ASSERT_TRUE(analyzed);
+  EXPECT_EQ(analyzed, cache.stored(module_, kLldb)) << "not the file of the hashed module";
+  EXPECT_EQ(cache.made(), 2u);
+}
+
 }  // namespace
 }  // namespace unwindkit::server

@@ -29,6 +29,12 @@ class ModuleIndexMemoTest : public test::ScratchFolderTest {
     index.add_file(kModule, notes);
     ASSERT_EQ(index.size(), 1u) << "the fixture was not indexed";
   }
+  // The fixture's build-id, as readelf reads it.
+  static std::string index_build_id() {
+    const std::string readelf = test::run_output("readelf -n " + kModule + " 2>&1");
+    const size_t at = readelf.find("Build ID: ");
+    return at == std::string::npos ? "" : readelf.substr(at + 10, readelf.find('\n', at) - at - 10);
+  }
   // The memos in the folder (the fixture's among them once indexed): it holds nothing else.
   std::vector<fs::path> memos() const {
     std::vector<fs::path> found;
@@ -71,6 +77,29 @@ TEST(ModuleIndexTest, AModulesIdentityIsItsBuildIdAndItsBytesSha256) {
   ASSERT_NE(module, nullptr) << build_id;
   const std::string sha256sum = test::run_output("sha256sum " + kModule);
   EXPECT_EQ(module->content_hash, sha256sum.substr(0, sha256sum.find(' ')));
+}
+
+// IndexOptions::hash_later: a module no memo remembers is indexed without its hash, which
+// hashed() works out (sha256sum's) and remembers, so that the next index of it has it.
+TEST_F(ModuleIndexMemoTest, AModuleIndexedToHashLaterIsHashedWhenAsked) {
+  ModuleIndex index({.memo_dir = dir_, .hash_later = true});
+  std::vector<std::string> notes;
+  index.add_file(kModule, notes);
+  ASSERT_EQ(index.size(), 1u);
+  const std::string build_id = index_build_id();
+  ASSERT_NE(index.find(build_id), nullptr);
+  EXPECT_TRUE(index.find(build_id)->content_hash.empty());
+  EXPECT_TRUE(memos().empty()) << "remembered with no hash";
+  const IndexedModule* hashed = index.hashed(build_id);
+  ASSERT_NE(hashed, nullptr);
+  const std::string sha256sum = test::run_output("sha256sum " + kModule);
+  EXPECT_EQ(hashed->content_hash, sha256sum.substr(0, sha256sum.find(' ')));
+  EXPECT_EQ(memos().size(), 1u);
+
+  ModuleIndex again({.memo_dir = dir_, .hash_later = true});
+  again.add_file(kModule, notes);
+  ASSERT_NE(again.find(build_id), nullptr);
+  EXPECT_EQ(again.find(build_id)->content_hash, hashed->content_hash) << "not remembered";
 }
 
 }  // namespace

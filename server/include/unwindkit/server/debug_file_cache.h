@@ -61,6 +61,10 @@ class DebugFileCache {
   std::optional<std::filesystem::path> stored(const IndexedModule& module,
                                               debuginfo::FallbackNames names,
                                               FileKind kind = FileKind::Analyzed) const;
+  // Whether the folder may hold the analyzed file of `module`, named as `names` says: whether
+  // it holds one of its build-id for any content. Looked at before hashing a module indexed
+  // without its hash (IndexOptions::hash_later) to find its own.
+  bool may_hold(const IndexedModule& module, debuginfo::FallbackNames names) const;
   // Removes the kept file for `module` of this naming and kind, if any (a quick file once the
   // analyzed one is made). A debugger that opened it keeps reading it.
   void remove(const IndexedModule& module, debuginfo::FallbackNames names, FileKind kind) const;

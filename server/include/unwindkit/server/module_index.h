@@ -15,11 +15,14 @@ namespace unwindkit::server {
 
 struct IndexedModule {
   std::string path;
-  std::string build_id;      // lowercase hex
-  std::string content_hash;  // SHA-256 of the file, lowercase hex
+  std::string build_id;  // lowercase hex
+  // SHA-256 of the file, lowercase hex; empty until with_content_hash() when the index
+  // was told to hash later (IndexOptions::hash_later).
+  std::string content_hash;
   uint64_t size = 0;  // size and times when indexed: a file changed since is not served
   int64_t mtime_ns = 0;
   int64_t ctime_ns = 0;  // moved by every write, and settable by no one
+  uint64_t device = 0, inode = 0;
 };
 
 struct IndexOptions {
@@ -30,6 +33,10 @@ struct IndexOptions {
   // file is read and hashed. The folder is held to 1 MiB of memos, least recently used out
   // first.
   std::optional<std::filesystem::path> memo_dir;
+  // A file memo_dir does not remember is indexed without its content hash: whatever needs it
+  // asks with_content_hash(). A debugger waiting for a large module's quick side file (keyed
+  // by the file's identity) does not wait for its hash too: 0.06 s for a 76 MB module.
+  bool hash_later = false;
 };
 
 class ModuleIndex {
@@ -48,6 +55,9 @@ class ModuleIndex {
   void add_file(const std::string& path, std::vector<std::string>& notes) {
     add_file(path, false, notes);
   }
+  // The module of `build_id` with its content hash, hashed now if it was indexed without
+  // (IndexOptions::hash_later); nullptr when not indexed, or changed since.
+  const IndexedModule* hashed(std::string_view build_id);
 
  private:
   void add_file(const std::string& path, bool from_core, std::vector<std::string>& notes);
@@ -59,6 +69,12 @@ class ModuleIndex {
 
 // Whether the file is still as it was indexed (same size, modification and change times).
 bool unchanged(const IndexedModule& module);
+
+// `module` with its content hash (a module indexed with IndexOptions::hash_later may have
+// none yet), remembered in `memo_dir` when given; nullopt when the file changed since it was
+// indexed.
+std::optional<IndexedModule> with_content_hash(IndexedModule module,
+                                               const std::optional<std::filesystem::path>& memo_dir);
 
 // The whole file, or nothing when it cannot be read or has changed since it was indexed.
 bool read_indexed_file(const IndexedModule& module, std::string& out);
