@@ -72,6 +72,29 @@ class ByteReader {
     return static_cast<int64_t>((*v ^ sign) - sign);
   }
 
+  // A record read field by field with one bounds check: holds() checks that [pos, pos + n)
+  // lies inside, and the *_in reads take fields inside a range it held, unchecked each (a
+  // table's rows are millions of small records). A range not held is the caller's fault.
+  [[gnu::always_inline]] bool holds(size_t pos, size_t n) const {
+    return pos <= data_.size() && n <= data_.size() - pos;
+  }
+  [[gnu::always_inline]] uint64_t uint_in(size_t pos, size_t width) const {
+    const uint8_t* at = data_.data() + pos;
+    const bool swap = endian_ != host_endian();
+    switch (width) {
+      case 1: return *at;
+      case 2: return load<uint16_t>(at, swap);
+      case 4: return load<uint32_t>(at, swap);
+      default: return load<uint64_t>(at, swap);
+    }
+  }
+  [[gnu::always_inline]] int64_t sint_in(size_t pos, size_t width) const {
+    const uint64_t v = uint_in(pos, width);
+    if (width == 8) return static_cast<int64_t>(v);
+    const uint64_t sign = uint64_t{1} << (width * 8 - 1);
+    return static_cast<int64_t>((v ^ sign) - sign);
+  }
+
   // A reader over [pos, pos + n) of this one, reporting offsets of the whole table.
   Result<ByteReader> sub(size_t pos, size_t n, std::string_view field) const;
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -36,6 +37,10 @@ class Out {
   }
   // Written over the bytes at `at` (a field whose value was known later).
   void uint(uint64_t v, unsigned size, size_t at) {
+    if (endian_ == Endian::Little && host_endian() == Endian::Little) {  // its low bytes as they lie
+      std::memcpy(bytes_.data() + at, &v, size);
+      return;
+    }
     for (unsigned i = 0; i < size; ++i) {
       unsigned shift = endian_ == Endian::Little ? 8 * i : 8 * (size - 1 - i);
       bytes_[at + i] = static_cast<uint8_t>(v >> shift);
@@ -185,7 +190,14 @@ class RowWriter {
 
   // What the CIE states: an FDE's state before its first instruction.
   const RowState& initial() const { return initial_; }
-  void start_function() { state_ = initial_; }
+  void start_function() {
+    // Not a copy of initial_: a RowState holds a slot for every register (kDirect of them),
+    // and this is once per function.
+    state_.cfa.reset();
+    state_.regs.clear();
+    for (uint16_t r : options_.cie_undefined) state_.regs.set(r, RegRule::undefined());
+    state_.ra_mangled = false;
+  }
   const RowState& state() const { return state_; }
   void set_state(const RowState& state) { state_ = state; }
   // Where the statements go from now on.
@@ -439,7 +451,8 @@ struct CfiWriter::State {
     out.uint(start, address_size);
     out.uint(0, address_size);  // address range, patched at the close
     if (eh) out.uleb(0);  // no augmentation data
-    rows.start_function();
+    // What the CIE states: `rows` starts from there when the FDE's rows are given by rule
+    // (add(CfiFunction) sets it); rows given by index go from the steps' start state.
     step_state = RuleSteps::kStart;
     program = out.size();
     fde_start = at = start;
@@ -496,7 +509,8 @@ void CfiWriter::add(const CfiFunction& fn) {
   State& st = *state_;
   const bool joined =
       st.begin(fn.start, fn.end, !fn.rows.empty() && fn.rows.front().address == fn.start);
-  if (joined && st.step_state) st.rows.set_state(st.steps.state(*st.step_state));
+  if (!joined) st.rows.start_function();
+  else if (st.step_state) st.rows.set_state(st.steps.state(*st.step_state));
   st.step_state.reset();
   for (const CfiRow& row : fn.rows)
     if (st.advance_to(row.address, fn.start, fn.end)) st.rows.row(row.rule, st.wanted);

@@ -233,8 +233,9 @@ Result<Fre> read_fre_head(const ByteReader& fres, uint64_t& pos, uint8_t fre_typ
 
 }  // namespace
 
-Result<Fre> read_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
-                     size_t fre_index, Format format, std::vector<int32_t>& words) {
+Result<Fre> read_fre_checked(const ByteReader& fres, uint64_t& pos, uint8_t fre_type,
+                             size_t fde_index, size_t fre_index, Format format,
+                             std::vector<int32_t>& words) {
   auto fre = read_fre_head(fres, pos, fre_type, fde_index, fre_index, format);
   if (!fre) return fre;
   fre->first_word = static_cast<uint32_t>(words.size());

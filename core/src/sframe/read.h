@@ -94,11 +94,39 @@ Result<void> for_each_function(const Layout& layout, uint64_t section_address, F
   return {};
 }
 
+// read_fre field by field, each read checked and named: the Error of a row not wholly inside.
+Result<Fre> read_fre_checked(const ByteReader& fres, uint64_t& pos, uint8_t fre_type,
+                             size_t fde_index, size_t fre_index, Format format,
+                             std::vector<int32_t>& words);
+
 // The FRE at `pos` inside the FRE sub-section `fres`, its data words appended to `words`
 // (fre.first_word says where they start); advances `pos` past it. On an Error `words` may
-// hold part of the row.
-Result<Fre> read_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type, size_t fde_index,
-                     size_t fre_index, Format format, std::vector<int32_t>& words);
+// hold part of the row. Inline, for a whole row inside (its start and info, then the words
+// its info names): one check for the head and one for the words, the row kept in registers
+// (it is read once per row of a section). Anything else is read_fre_checked's.
+inline Result<Fre> read_fre(const ByteReader& fres, uint64_t& pos, uint8_t fre_type,
+                            size_t fde_index, size_t fre_index, Format format,
+                            std::vector<int32_t>& words) {
+  const size_t start_size = fre_start_size(fre_type, format);
+  if (start_size != 0 && fres.holds(static_cast<size_t>(pos), start_size + 1)) [[likely]] {
+    const auto p = static_cast<size_t>(pos);
+    Fre fre;
+    fre.info = static_cast<uint8_t>(fres.uint_in(p + start_size, 1));
+    const size_t first = p + start_size + 1;
+    const size_t word_size = size_t{1} << fre.word_size_code();
+    if (fre.word_size_code() != kWordSizeCodeInvalid &&
+        fres.holds(first, fre.word_count() * word_size)) [[likely]] {
+      fre.offset = fres.table_offset(0) + pos;
+      fre.start_offset = static_cast<uint32_t>(fres.uint_in(p, start_size));
+      fre.first_word = static_cast<uint32_t>(words.size());
+      for (unsigned i = 0; i < fre.word_count(); ++i)
+        words.push_back(static_cast<int32_t>(fres.sint_in(first + i * word_size, word_size)));
+      pos = first + fre.word_count() * word_size;
+      return fre;
+    }
+  }
+  return read_fre_checked(fres, pos, fre_type, fde_index, fre_index, format, words);
+}
 
 // A word's raw bits as stored (`info` gives the word size), for flexible-FDE control words.
 uint32_t word_bits(int32_t word, uint8_t info);

@@ -3,8 +3,6 @@
 // ones, so the Index (one rule per key) and the dump (one text per key) work each out once.
 #pragma once
 
-#include <algorithm>
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,10 +13,13 @@
 
 namespace unwindkit::sframe::detail {
 
+// Held in integers, built and compared in registers: a key built on the stack a word at a
+// time and read back wider stalls every lookup (once per row of a section).
 struct RowKey {
   static constexpr size_t kWords = 4;  // rows of more words are rare: not memoized
-  uint8_t fde_info = 0, fde_info2 = 0, fre_info = 0;
-  std::array<int32_t, kWords> words{};
+  uint64_t infos_and_word0 = 0;  // the FDE's info and info2, the row's info, then word 0
+  uint64_t words12 = 0;
+  uint32_t word3 = 0;
   bool operator==(const RowKey&) const = default;
 };
 
@@ -26,9 +27,11 @@ struct RowKey {
 inline std::optional<RowKey> row_key(const Fde& fde, const Fre& fre,
                                      std::span<const int32_t> words) {
   if (words.size() > RowKey::kWords) return std::nullopt;
-  RowKey key{fde.info, fde.info2, fre.info, {}};
-  std::copy(words.begin(), words.end(), key.words.begin());
-  return key;
+  const auto word = [&](size_t n) {
+    return n < words.size() ? uint64_t{static_cast<uint32_t>(words[n])} : 0;
+  };
+  return RowKey{uint64_t{fde.info} | uint64_t{fde.info2} << 8 | uint64_t{fre.info} << 16 | word(0) << 32,
+                word(1) | word(2) << 32, static_cast<uint32_t>(word(3))};
 }
 
 // A map from RowKey to T: open addressing, linear probing, at most half full. Looked up once
@@ -55,10 +58,7 @@ class RowMemo {
   // splitmix64's finalizer over the key's bits: rows differ in a few low bits of a word,
   // which a plain multiply would leave in the same slots.
   static uint64_t hash(const RowKey& k) {
-    const auto word = [&](size_t n) { return uint64_t{static_cast<uint32_t>(k.words[n])}; };
-    uint64_t x = (uint64_t{k.fde_info} | uint64_t{k.fde_info2} << 8 |
-                  uint64_t{k.fre_info} << 16 | word(0) << 32) ^
-                 (word(1) | word(2) << 32) * 0x9e3779b97f4a7c15 ^ word(3) * 0xc2b2ae3d27d4eb4f;
+    uint64_t x = k.infos_and_word0 ^ k.words12 * 0x9e3779b97f4a7c15 ^ k.word3 * 0xc2b2ae3d27d4eb4f;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9;
     x = (x ^ (x >> 27)) * 0x94d049bb133111eb;
     return x ^ (x >> 31);

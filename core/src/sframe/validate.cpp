@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "read.h"
+#include "row_memo.h"
 #include "unwindkit/sframe/row.h"
 #include "unwindkit/sframe/section.h"
 
@@ -233,9 +234,14 @@ class Checker {
       fde.fres.push_back(std::move(*fre));
       // The words must mean something: right count for the ABI, consumed exactly.
       const Fre& added = fde.fres.back();
+      const std::span<const int32_t> words = section_.fre_words(added);
+      // Rows of one key interpret alike (row_memo.h): each key's words are checked once.
+      const auto key = detail::row_key(fde, added, words);
+      if (key && interpreted_.find(*key) != nullptr) continue;
       auto row = detail::interpret_words(section_.header, fde.flex(section_.header.version),
-                                         fde.fre_type(), added, section_.fre_words(added), i, j);
+                                         fde.fre_type(), added, words, i, j);
       if (!row) problems_.push_back(row.error());
+      else if (key) interpreted_.insert(*key, 1);
     }
   }
 
@@ -243,6 +249,7 @@ class Checker {
   uint64_t address_;
   const std::vector<AddressRange>& text_;
   Format format_;
+  detail::RowMemo<uint8_t> interpreted_;  // keys of rows that interpret (the value unused)
   Section section_;
   std::vector<Error> problems_;
 };
