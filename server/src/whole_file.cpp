@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <fstream>
 
 namespace unwindkit::server {
@@ -46,8 +48,11 @@ bool read_whole(const std::filesystem::path& path, std::vector<uint8_t>& out) {
 }
 
 void write_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  // A name no other writer uses: other processes have other pids, other writes here other
+  // counts. (Not a hash of the bytes: a side file's took 10 ms of a debugger's wait.)
+  static std::atomic<uint64_t> writes{0};
   auto tmp = path;
-  tmp += fmt::format(".tmp{}.{}", ::getpid(), std::hash<std::string_view>{}(bytes));
+  tmp += fmt::format(".tmp{}.{}", ::getpid(), writes.fetch_add(1));
   {
     std::ofstream out(tmp, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

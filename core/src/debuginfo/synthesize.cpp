@@ -303,11 +303,13 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
 
 namespace {
 
-// The quick file's CFI reserved per byte of SFrame (the 1 M-function module's: 1.7).
+// The quick file's CFI reserved per byte of SFrame (the 1 M-function module's: 1.2).
 constexpr size_t kQuickBytesPerSframeByte = 2;
 
-// Making a file this large leaves its working memory (a 1 M-function module's: about 85 MB)
-// free in malloc's arenas, which glibc keeps from the system: it is given back at once.
+// Making an analyzed file this large leaves its working memory (a 1 M-function module's:
+// about 85 MB) free in malloc's arenas, which glibc keeps from the system: it is given back at
+// once. A quick file's walk holds a few batches of rows: nothing to give back, and LLDB waits
+// for the trim (its arenas walked and their free pages handed back, later faulted in again).
 constexpr size_t kGiveBackAfter = size_t{8} << 20;
 
 Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions& options) {
@@ -470,7 +472,7 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
 
 Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions& options) {
   auto made = make_file(module, options);
-  if (made && made->bytes.size() >= kGiveBackAfter) ::malloc_trim(0);
+  if (made && options.analyze && made->bytes.size() >= kGiveBackAfter) ::malloc_trim(0);
   return made;
 }
 
