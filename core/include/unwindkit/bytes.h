@@ -65,11 +65,7 @@ class ByteReader {
     auto v = raw_at(pos, width, field);
     if (!v) [[unlikely]]
       return tl::unexpected(std::move(v).error());
-    if (width == 8) return static_cast<int64_t>(*v);
-    const unsigned bits = static_cast<unsigned>(width * 8);
-    const uint64_t sign = uint64_t{1} << (bits - 1);
-    // Two's-complement sign extension without shifting into the sign bit (UB-free).
-    return static_cast<int64_t>((*v ^ sign) - sign);
+    return sign_extend(*v, width);
   }
 
   // A record read field by field with one bounds check: holds() checks that [pos, pos + n)
@@ -89,10 +85,7 @@ class ByteReader {
     }
   }
   [[gnu::always_inline]] int64_t sint_in(size_t pos, size_t width) const {
-    const uint64_t v = uint_in(pos, width);
-    if (width == 8) return static_cast<int64_t>(v);
-    const uint64_t sign = uint64_t{1} << (width * 8 - 1);
-    return static_cast<int64_t>((v ^ sign) - sign);
+    return sign_extend(uint_in(pos, width), width);
   }
 
   // A reader over [pos, pos + n) of this one, reporting offsets of the whole table.
@@ -112,14 +105,14 @@ class ByteReader {
     if ((width != 1 && width != 2 && width != 4 && width != 8) || pos > data_.size() ||
         width > data_.size() - pos) [[unlikely]]
       return bad_read(pos, width, field);
-    const uint8_t* at = data_.data() + pos;
-    const bool swap = endian_ != host_endian();
-    switch (width) {
-      case 1: return *at;
-      case 2: return load<uint16_t>(at, swap);
-      case 4: return load<uint32_t>(at, swap);
-      default: return load<uint64_t>(at, swap);
-    }
+    return uint_in(pos, width);
+  }
+  // Two's-complement sign extension of a `width`-byte value, without shifting into the sign
+  // bit (UB-free).
+  static int64_t sign_extend(uint64_t v, size_t width) {
+    if (width == 8) return static_cast<int64_t>(v);
+    const uint64_t sign = uint64_t{1} << (width * 8 - 1);
+    return static_cast<int64_t>((v ^ sign) - sign);
   }
   // One whole-word load: tables are read a field at a time, millions of them.
   template <class T>
