@@ -27,8 +27,8 @@
 // where a refusal would end LLDB's search.
 //
 // A module whose SFrame is over the wait limit (a browser-sized one: seconds of prologue
-// analysis) and whose analyzed file no session made gets its quick file (no analysis: a fifth
-// of the time, callee-saved registers unavailable in callers), and a detached process makes
+// analysis) and whose analyzed file no session made gets its quick file (no analysis: a
+// fourteenth of the time, callee-saved registers unavailable in callers), and a detached process makes
 // the analyzed one for the sessions after (detached_maker.h).
 #pragma once
 
