@@ -1,16 +1,16 @@
 // Scanning paths into the module index (see module_index.h).
 #include "unwindkit/server/module_index.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <nettle/sha2.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
-#include <cerrno>
 #include <iterator>
 #include <memory>
 #include <optional>

@@ -34,6 +34,11 @@ struct Batch {
   std::vector<Function> functions;
   std::vector<dwarf::CfiRuleRow> rows;
   std::vector<UnwindRule> rules;  // the writer's table when the batch was closed (it only grows)
+  // Emptied to be filled again (its capacity kept).
+  void clear() {
+    functions.clear();
+    rows.clear();
+  }
 };
 
 void visit_batch(const Batch& batch, const QuickVisit& visit) {
@@ -75,8 +80,7 @@ class Handoff {
     return batch;
   }
   void give_back(Batch&& batch) {
-    batch.functions.clear();
-    batch.rows.clear();
+    batch.clear();
     std::lock_guard lock(mutex_);
     spares_.push_back(std::move(batch));
   }
@@ -176,8 +180,7 @@ Result<void> quick_rows(const elf::ElfFile& module, const elf::Section& section,
         module, section, format, arch, [&] { return std::move(kept); },
         [&](Batch&& batch) {
           visit_batch(batch, visit);
-          batch.functions.clear();
-          batch.rows.clear();
+          batch.clear();
           kept = std::move(batch);
           return true;
         });
