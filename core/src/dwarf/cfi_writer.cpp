@@ -24,26 +24,37 @@ constexpr uint64_t kUdata4Limit = uint64_t{1} << 32;
 constexpr uint8_t kLowRegisterLimit = 64;  // DW_CFA_offset packs registers below 64
 constexpr uint8_t kBregDirectLimit = 32;   // DW_OP_breg0..31; above: DW_OP_bregx
 
+// Bytes written at the end of a buffer with room ahead: a field is stored into the room, with
+// no capacity check per byte and no call (a 1 M-function module's file has millions of
+// fields and rows; resizing for each cost a memset and a memcpy call).
 class Out {
  public:
   explicit Out(Endian endian) : endian_(endian) {}
-  std::vector<uint8_t>& bytes() { return bytes_; }
-  size_t size() const { return bytes_.size(); }
-
-  void u8(uint8_t v) { bytes_.push_back(v); }
-  void uint(uint64_t v, unsigned size) {
-    bytes_.resize(bytes_.size() + size);
-    uint(v, size, bytes_.size() - size);
+  std::span<const uint8_t> bytes() const { return {bytes_.data(), size_}; }
+  std::vector<uint8_t> take() && {
+    bytes_.resize(size_);
+    return std::move(bytes_);
   }
+  void reserve(size_t n) { bytes_.reserve(n); }
+  size_t size() const { return size_; }
+
+  void u8(uint8_t v) { *room(1) = v; }
+  void uint(uint64_t v, unsigned size) { uint(v, size, room(size) - bytes_.data()); }
   // Written over the bytes at `at` (a field whose value was known later).
   void uint(uint64_t v, unsigned size, size_t at) {
+    uint8_t* to = bytes_.data() + at;
     if (endian_ == Endian::Little && host_endian() == Endian::Little) {  // its low bytes as they lie
-      std::memcpy(bytes_.data() + at, &v, size);
-      return;
+      switch (size) {  // a constant size each: a store, not a call
+        case 1: std::memcpy(to, &v, 1); return;
+        case 2: std::memcpy(to, &v, 2); return;
+        case 4: std::memcpy(to, &v, 4); return;
+        case 8: std::memcpy(to, &v, 8); return;
+        default: break;
+      }
     }
     for (unsigned i = 0; i < size; ++i) {
-      unsigned shift = endian_ == Endian::Little ? 8 * i : 8 * (size - 1 - i);
-      bytes_[at + i] = static_cast<uint8_t>(v >> shift);
+      const unsigned shift = endian_ == Endian::Little ? 8 * i : 8 * (size - 1 - i);
+      to[i] = static_cast<uint8_t>(v >> shift);
     }
   }
   void uleb(uint64_t v) {
@@ -51,7 +62,7 @@ class Out {
       uint8_t byte = v & 0x7f;
       v >>= 7;
       if (v != 0) byte |= 0x80;
-      bytes_.push_back(byte);
+      u8(byte);
     } while (v != 0);
   }
   void sleb(int64_t v) {
@@ -61,16 +72,33 @@ class Out {
       v >>= 7;  // arithmetic shift: sign-propagating
       more = !((v == 0 && (byte & 0x40) == 0) || (v == -1 && (byte & 0x40) != 0));
       if (more) byte |= 0x80;
-      bytes_.push_back(byte);
+      u8(byte);
     }
   }
-  void append(const std::vector<uint8_t>& other) {
-    bytes_.insert(bytes_.end(), other.begin(), other.end());
+  void append(std::span<const uint8_t> other) {
+    if (!other.empty()) std::memcpy(room(other.size()), other.data(), other.size());
   }
 
  private:
+  // `n` bytes more at the end, to be written.
+  uint8_t* room(size_t n) {
+    if (bytes_.size() - size_ < n) grow(n);
+    uint8_t* at = bytes_.data() + size_;
+    size_ += n;
+    return at;
+  }
+  // Room for `n` bytes and more, zeroed: as much again as there is, from kLeastRoom (an
+  // expression's few bytes) to kMostRoom (a large file's reserved pages are touched only as
+  // they are written).
+  [[gnu::noinline]] void grow(size_t n) {
+    bytes_.resize(size_ + std::max(n, std::clamp(bytes_.size(), kLeastRoom, kMostRoom)));
+  }
+  static constexpr size_t kLeastRoom = 64;
+  static constexpr size_t kMostRoom = size_t{64} << 10;
+
   Endian endian_;
-  std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> bytes_;  // [0, size_) written, the rest room
+  size_t size_ = 0;
 };
 
 // A DWARF expression pushing reg + offset.
@@ -83,7 +111,7 @@ std::vector<uint8_t> breg_expression(uint16_t reg, int64_t offset, Endian endian
     e.uleb(reg);
   }
   e.sleb(offset);
-  return std::move(e.bytes());
+  return std::move(e).take();
 }
 
 // Register rules by DWARF number, visited in ascending order. Every row of every function
@@ -314,7 +342,7 @@ class RowWriter {
     e.u8(DW_OP_plus);
     block(op, reg, e.bytes());
   }
-  void block(uint8_t op, std::optional<uint16_t> reg, const std::vector<uint8_t>& expr) {
+  void block(uint8_t op, std::optional<uint16_t> reg, std::span<const uint8_t> expr) {
     out_->u8(op);
     if (reg) out_->uleb(*reg);
     out_->uleb(expr.size());
@@ -475,7 +503,7 @@ CfiWriter::CfiWriter(CfiSection section, const CfiWriterOptions& options, uint64
     : state_(std::make_unique<State>(options, section == CfiSection::EhFrame)) {
   State& st = *state_;
   Out& out = st.out;
-  out.bytes().reserve(reserve);
+  out.reserve(reserve);
   RegisterSet names(options.arch);
   st.address_size = !st.eh ? options.address_size : highest_end <= kUdata4Limit ? 4 : 8;
   st.cie = out.size();
@@ -526,7 +554,7 @@ void CfiWriter::add(uint64_t start, uint64_t end, std::span<const CfiRuleRow> ro
     const RuleSteps::Step& step =
         st.steps.step(state, row.rule, rules, st.rows, st.wanted, st.options.endian);
     const std::span<const uint8_t> bytes = st.steps.bytes(step);
-    st.out.bytes().insert(st.out.bytes().end(), bytes.begin(), bytes.end());
+    st.out.append(bytes);
     state = step.next;
   }
   st.rows.write_to(st.out);
@@ -535,7 +563,7 @@ void CfiWriter::add(uint64_t start, uint64_t end, std::span<const CfiRuleRow> ro
 
 std::vector<uint8_t> CfiWriter::finish() && {
   state_->close();
-  return std::move(state_->out.bytes());
+  return std::move(state_->out).take();
 }
 
 namespace {

@@ -75,10 +75,7 @@ class Checker {
       total_fres += fde->num_fres;
       check_fde(*fde, i, previous_start);
       previous_start = fde->func_start;
-      std::vector<Fre> rows = std::move(current.fres);  // its capacity, for this function's
-      rows.clear();
       current = std::move(*fde);
-      current.fres = std::move(rows);
       section_.words.clear();
       check_fres(fres, i);
     }
@@ -202,44 +199,44 @@ class Checker {
     return false;
   }
 
-  // FDE `i`'s rows, read into the model's one function.
+  // FDE `i`'s rows, each checked against the one before it (the model keeps no rows).
   void check_fres(const ByteReader& fres, size_t i) {
-    Fde& fde = section_.fdes.front();
+    const Fde& fde = section_.fdes.front();
     // Rows of an unknown FRE type cannot be read (check_fde reported the type).
     if (!detail::check_fre_type(section_.header, fde, i)) return;
     const uint32_t num = fde.num_fres;
     const uint64_t limit = fde.pcmask() ? section_.rep_size(fde) : fde.size;
+    const uint8_t known = section_.header.info().known_fre_info;
     uint64_t pos = detail::first_fre_pos(section_.header, fde);
+    std::optional<uint32_t> previous_start;
     for (size_t j = 0; j < num; ++j) {
       auto fre = detail::read_fre(fres, pos, fde.fre_type(), i, j, format_, section_.words);
       if (!fre) {
         problems_.push_back(fre.error());
         return;  // the next FRE's position is unknown
       }
-      const uint8_t known = section_.header.info().known_fre_info;
       if ((fre->info & ~known) != 0)
         problem(fre->offset + detail::fre_start_size(fde.fre_type(), format_),
                 detail::fre_field(i, j, "info"),
                 fmt::format("unused info bits {:#04x} set", fre->info & ~known));
-      if (!fde.fres.empty() && fre->start_offset <= fde.fres.back().start_offset)
+      if (previous_start && fre->start_offset <= *previous_start)
         problem(fre->offset, detail::fre_field(i, j, "start"),
                 fmt::format("start {:#x} is not above the previous FRE's {:#x}",
-                            fre->start_offset, fde.fres.back().start_offset));
+                            fre->start_offset, *previous_start));
+      previous_start = fre->start_offset;
       // gas gives an empty function one row at offset 0; no PC can ever select it.
       const bool empty_function_row = limit == 0 && fre->start_offset == 0;
       if (fre->start_offset >= limit && !empty_function_row)
         problem(fre->offset, detail::fre_field(i, j, "start"),
                 fmt::format("start {:#x} is not below the function's {} {:#x}", fre->start_offset,
                             fde.pcmask() ? "repetition size" : "size", limit));
-      fde.fres.push_back(std::move(*fre));
       // The words must mean something: right count for the ABI, consumed exactly.
-      const Fre& added = fde.fres.back();
-      const std::span<const int32_t> words = section_.fre_words(added);
+      const std::span<const int32_t> words = section_.fre_words(*fre);
       // Rows of one key interpret alike (row_memo.h): each key's words are checked once.
-      const auto key = detail::row_key(fde, added, words);
+      const auto key = detail::row_key(fde, *fre, words);
       if (key && interpreted_.find(*key) != nullptr) continue;
       auto row = detail::interpret_words(section_.header, fde.flex(section_.header.version),
-                                         fde.fre_type(), added, words, i, j);
+                                         fde.fre_type(), *fre, words, i, j);
       if (!row) problems_.push_back(row.error());
       else if (key) interpreted_.insert(*key, 1);
     }
