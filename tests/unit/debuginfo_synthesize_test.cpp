@@ -19,6 +19,7 @@
 #include "test_support.h"
 #include "unwindkit/debuginfo/synthesize.h"
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/sframe/sframe.h"
 #include "unwindkit/unwind/entry_point.h"
 
 namespace unwindkit {
@@ -527,6 +528,49 @@ TEST_F(SynthesizeTest, CorruptSFrameGivesNothing) {
   EXPECT_TRUE(made->bytes.empty());
   ASSERT_FALSE(made->left_out.empty());
   EXPECT_EQ(made->left_out.front().section, ".sframe");
+}
+
+// The quick file (its rows read by the strict checks' walk) refuses what only the strict
+// checks see: a row past its function's end, which decode() reads as any other. Both files
+// give nothing and name that row's start, where the byte was set.
+TEST_F(SynthesizeTest, RowPastItsFunctionGivesNoQuickFile) {
+  auto bytes = test::read_file(fixture("stripped/prog"));
+  auto file = elf::ElfFile::open(fixture("stripped/prog").string());
+  ASSERT_TRUE(file);
+  const elf::Section* found = file->section(".sframe");
+  ASSERT_NE(found, nullptr);
+  auto section = sframe::decode(found->data, found->addr);
+  ASSERT_TRUE(section);
+  // The last row of a function under 255 bytes whose row starts are single bytes.
+  std::optional<std::pair<size_t, size_t>> row;
+  for (size_t i = 0; i < section->fdes.size() && !row; ++i) {
+    const sframe::Fde& fde = section->fdes[i];
+    if (fde.fre_type() == sframe::kFreTypeAddr1 && fde.size < 0xff && !fde.pcmask() &&
+        fde.fres.size() > 1)
+      row = {i, fde.fres.size() - 1};
+  }
+  ASSERT_TRUE(row);
+  const sframe::Fre& fre = section->fdes[row->first].fres[row->second];
+  bytes[found->offset + fre.offset] = 0xff;  // its start, past the function's size
+  auto image = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  auto corrupt = elf::ElfFile::parse(image, "corrupt");
+  ASSERT_TRUE(corrupt);
+  ASSERT_TRUE(sframe::decode(corrupt->section(".sframe")->data, found->addr));
+  for (bool analyze : {false, true}) {
+    SCOPED_TRACE(analyze ? "analyzed" : "quick");
+    debuginfo::SynthesizeOptions options;
+    options.fallback_names = debuginfo::FallbackNames::Lldb;
+    options.analyze = analyze;
+    auto made = debuginfo::synthesize(*corrupt, options);
+    ASSERT_TRUE(made) << made.error().to_string();
+    EXPECT_TRUE(made->bytes.empty());
+    ASSERT_FALSE(made->left_out.empty());
+    const Error& why = made->left_out.front();
+    EXPECT_EQ(why.section, ".sframe");
+    EXPECT_EQ(why.offset, fre.offset);
+    EXPECT_EQ(why.field, "fde[" + std::to_string(row->first) + "].fre[" +
+                             std::to_string(row->second) + "].start");
+  }
 }
 
 // A module with neither SFrame nor .trace has nothing to add.

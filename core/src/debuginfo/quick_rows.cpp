@@ -1,7 +1,7 @@
-// quick_rows (see quick_rows.h): the section's walk on a thread of its own, the caller's visits
-// on its thread, batches of functions handed over in order. The checked walk and the writer
-// each took about half of a 1 M-function module's quick file (0.12 s and 0.07 s of CPU); in
-// turn, LLDB's loading thread waited for both.
+// quick_rows (see quick_rows.h): the section's checked walk on a thread of its own, the
+// caller's visits on its thread, batches of functions handed over in order. The walk and the
+// writer each take about half of a 1 M-function module's quick file (about 50 and 40 ms of
+// CPU); in turn, LLDB's loading thread waited for both.
 #include "quick_rows.h"
 
 #include <algorithm>
@@ -106,7 +106,8 @@ class Handoff {
 // The walk, its functions put in batches (`spare` gives one to fill; `put` false: stop).
 template <class Spare, class Put>
 Result<void> read_batches(const elf::ElfFile& module, const elf::Section& section,
-                          sframe::Format format, Arch arch, Spare&& spare, Put&& put) {
+                          sframe::Format format, Arch arch,
+                          const std::vector<sframe::AddressRange>& text, Spare&& spare, Put&& put) {
   const auto plts = prologue::plt_ranges(module);
   auto in_plt = [&](uint64_t address) {
     return std::any_of(plts.begin(), plts.end(),
@@ -122,8 +123,8 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
     stopped = !put(std::move(batch));
     batch = spare();
   };
-  auto walked = sframe::visit_rule_rows(
-      section.data, section.addr, format,
+  std::vector<Error> problems = sframe::visit_rule_rows(
+      section.data, section.addr, text, format,
       [&](const sframe::FunctionRules& fn, std::span<const UnwindRule> table) {
         if (foreign || stopped) return;
         for (size_t r = rules.size() / 2; r < table.size(); ++r) {
@@ -136,7 +137,6 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
           rules.push_back(table[r]);
           rules.back().unlisted = Unlisted::Unchanged;
         }
-        if (fn.pcmask && fn.rep_size == 0) return;  // no row repeats (validate() refuses it)
         const uint32_t form = in_plt(fn.start) ? 1 : 0;
         const uint64_t end = fn.start + fn.size;
         const uint32_t blocks = repetitions(fn.size, fn.rep_size);
@@ -150,7 +150,7 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
         if (batch.functions.size() >= kBatchFunctions) close();
       });
   if (!stopped && !batch.functions.empty()) close();
-  if (!walked) return tl::unexpected(walked.error());
+  if (!problems.empty()) return tl::unexpected(std::move(problems.front()));
   if (foreign) return tl::unexpected(*foreign);
   return {};
 }
@@ -158,7 +158,8 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
 }  // namespace
 
 Result<void> quick_rows(const elf::ElfFile& module, const elf::Section& section,
-                        sframe::Format format, Arch arch, const QuickVisit& visit) {
+                        sframe::Format format, Arch arch,
+                        const std::vector<sframe::AddressRange>& text, const QuickVisit& visit) {
   Handoff handoff;
   std::optional<Result<void>> outcome;
   std::exception_ptr reader_failed;
@@ -167,7 +168,7 @@ Result<void> quick_rows(const elf::ElfFile& module, const elf::Section& section,
     reader = std::thread([&] {
       try {
         outcome = read_batches(
-            module, section, format, arch, [&] { return handoff.spare(); },
+            module, section, format, arch, text, [&] { return handoff.spare(); },
             [&](Batch&& batch) { return handoff.put(std::move(batch)); });
       } catch (...) {  // out of memory: the caller's, after the join
         reader_failed = std::current_exception();
@@ -177,7 +178,7 @@ Result<void> quick_rows(const elf::ElfFile& module, const elf::Section& section,
   } catch (const std::system_error&) {  // no thread to be had: each batch written as read
     Batch kept;
     return read_batches(
-        module, section, format, arch, [&] { return std::move(kept); },
+        module, section, format, arch, text, [&] { return std::move(kept); },
         [&](Batch&& batch) {
           visit_batch(batch, visit);
           batch.clear();

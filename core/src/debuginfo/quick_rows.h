@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "unwindkit/dwarf/cfi_writer.h"
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/error.h"
 #include "unwindkit/rules.h"
 #include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/section.h"  // AddressRange
 
 namespace unwindkit::debuginfo {
 
@@ -28,10 +30,13 @@ using QuickVisit = std::function<void(uint64_t start, uint64_t end,
 // end, straight from the section's bytes. A PCMASK function's rows repeat every rep_size
 // bytes, each repetition rows of its own (as the analyzed file states them). In a PLT (where
 // the analyzer proves every register unchanged) the rules leave the callee-saved registers
-// unchanged. The section is read on a thread of its own while `visit` runs on the caller's,
-// a batch of functions behind. An Error: the section's rules are not of the module's
-// architecture `arch`, or decode()'s.
+// unchanged. The section is read once, on a thread of its own, by the strict checks
+// (sframe::visit_rule_rows: validate() with every function inside `text`), while `visit` runs
+// on the caller's, a batch of functions behind. An Error: the first problem validate() would
+// report (the functions visited before it are not to be used), or the section's rules are not
+// of the module's architecture `arch`.
 Result<void> quick_rows(const elf::ElfFile& module, const elf::Section& section,
-                        sframe::Format format, Arch arch, const QuickVisit& visit);
+                        sframe::Format format, Arch arch,
+                        const std::vector<sframe::AddressRange>& text, const QuickVisit& visit);
 
 }  // namespace unwindkit::debuginfo

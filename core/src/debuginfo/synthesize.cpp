@@ -336,9 +336,9 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
   // Analyzed: decoded, each function's rows joined with the analyzer's findings. Quick: the
   // rows as the section states them, read from its bytes (quick_rows).
   const auto sframe = whole && options.analyze ? usable_sframe(module, out.left_out) : std::nullopt;
-  sframe::ElfSection quick;  // (no section: not quick)
-  if (whole && !options.analyze)
-    quick = checked_sframe(module, out.left_out).value_or(sframe::ElfSection{});
+  // (No section: not quick.) Its checks are made as its rows are read (quick_rows).
+  sframe::ElfSection quick;
+  if (whole && !options.analyze) quick = sframe::find_section(module).value_or(sframe::ElfSection{});
   bool few_functions = true;  // see SynthesizeOptions::dwarf_unit_from
   if (options.unwind && (sframe || quick.section != nullptr || options.entry_point_only)) {
     const std::optional<UnwindRule> entry_rule = unwind::entry_point_rule(module);
@@ -380,9 +380,9 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
         highest_end = std::max(highest_end, fde.func_end());
         fres += fde.fres.size();
       }
-    // Quick: checked_sframe held every function inside the executable sections. No count is
-    // read before the walk; a function's CFI takes about as many bytes as its SFrame, and
-    // reserved pages not written are never faulted in.
+    // Quick: a function outside the executable sections fails the walk's checks, and nothing
+    // is written. No count is read before the walk; a function's CFI takes about as many
+    // bytes as its SFrame, and reserved pages not written are never faulted in.
     size_t reserve = dwarf::cfi_size_estimate((sframe ? sframe->fdes.size() : 0) + 1, fres);
     if (quick.section != nullptr) {
       for (const sframe::AddressRange& code : code_ranges(module))
@@ -434,8 +434,9 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
         name(start, end);
         writer.add(start, end, rows, rules);
       };
-      auto walked = quick_rows(module, *quick.section, quick.format, *arch, add);
-      if (!walked) {  // no CFI at all, as for a section failing the checks
+      auto walked =
+          quick_rows(module, *quick.section, quick.format, *arch, code_ranges(module), add);
+      if (!walked) {  // no CFI at all (a debugger is better off with none than wrong)
         out.left_out.push_back(walked.error());
         spec.functions.clear();
         entry.reset();

@@ -1,5 +1,6 @@
 // validate(): walks the section like decode(), but records each problem and carries on with
-// the next record wherever the layout still says where that record is.
+// the next record wherever the layout still says where that record is. visit_rule_rows() is
+// the same walk, giving out each checked function's rows by rule as it goes.
 #include "unwindkit/sframe/validate.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "read.h"
 #include "row_memo.h"
 #include "unwindkit/sframe/row.h"
+#include "unwindkit/sframe/rule_rows.h"
 #include "unwindkit/sframe/section.h"
 
 namespace unwindkit::sframe {
@@ -25,8 +27,11 @@ constexpr unsigned kMaxShares = 8;
 
 class Checker {
  public:
-  Checker(Bytes bytes, uint64_t address, const std::vector<AddressRange>& text, Format format)
-      : bytes_(bytes), address_(address), text_(text), format_(format) {}
+  // With `visit`, each function whose checks found nothing is visited with its rows by rule
+  // (visit_rule_rows).
+  Checker(Bytes bytes, uint64_t address, const std::vector<AddressRange>& text, Format format,
+          const RuleRowsVisit* visit = nullptr)
+      : bytes_(bytes), address_(address), text_(text), format_(format), visit_(visit) {}
 
   // The header's checks; false when no function can be located (nothing else is checked).
   bool check_header() {
@@ -73,11 +78,17 @@ class Checker {
         continue;
       }
       total_fres += fde->num_fres;
+      const size_t problems_before = problems_.size();
       check_fde(*fde, i, previous_start);
       previous_start = fde->func_start;
       current = std::move(*fde);
       section_.words.clear();
+      rows_.clear();
       check_fres(fres, i);
+      if (visit_ != nullptr && problems_.size() == problems_before)
+        (*visit_)(FunctionRules{current.func_start, current.size, current.pcmask(),
+                                current.pcmask() ? section_.rep_size(current) : 0, rows_},
+                  rules_);
     }
     return total_fres;
   }
@@ -206,7 +217,7 @@ class Checker {
     if (!detail::check_fre_type(section_.header, fde, i)) return;
     const uint32_t num = fde.num_fres;
     const uint64_t limit = fde.pcmask() ? section_.rep_size(fde) : fde.size;
-    const uint8_t known = section_.header.info().known_fre_info;
+    const uint8_t known_info = section_.header.info().known_fre_info;
     uint64_t pos = detail::first_fre_pos(section_.header, fde);
     std::optional<uint32_t> previous_start;
     for (size_t j = 0; j < num; ++j) {
@@ -215,10 +226,10 @@ class Checker {
         problems_.push_back(fre.error());
         return;  // the next FRE's position is unknown
       }
-      if ((fre->info & ~known) != 0)
+      if ((fre->info & ~known_info) != 0)
         problem(fre->offset + detail::fre_start_size(fde.fre_type(), format_),
                 detail::fre_field(i, j, "info"),
-                fmt::format("unused info bits {:#04x} set", fre->info & ~known));
+                fmt::format("unused info bits {:#04x} set", fre->info & ~known_info));
       if (previous_start && fre->start_offset <= *previous_start)
         problem(fre->offset, detail::fre_field(i, j, "start"),
                 fmt::format("start {:#x} is not above the previous FRE's {:#x}",
@@ -234,19 +245,42 @@ class Checker {
       const std::span<const int32_t> words = section_.fre_words(*fre);
       // Rows of one key interpret alike (row_memo.h): each key's words are checked once.
       const auto key = detail::row_key(fde, *fre, words);
-      if (key && interpreted_.find(*key) != nullptr) continue;
-      auto row = detail::interpret_words(section_.header, fde.flex(section_.header.version),
-                                         fde.fre_type(), *fre, words, i, j);
-      if (!row) problems_.push_back(row.error());
-      else if (key) interpreted_.insert(*key, 1);
+      uint32_t rule = 0;  // its index in rules_ (while visiting)
+      if (const uint32_t* known = key ? interpreted_.find(*key) : nullptr) {
+        rule = *known;
+      } else {
+        auto row = detail::interpret_words(section_.header, fde.flex(section_.header.version),
+                                           fde.fre_type(), *fre, words, i, j);
+        if (!row) {
+          problems_.push_back(row.error());
+          continue;
+        }
+        if (visit_ != nullptr) rule = add_rule(fde, fre->info, *row);
+        // A row of more words than a key holds is not memoized: a rule of its own.
+        if (key) interpreted_.insert(*key, rule);
+      }
+      if (visit_ != nullptr) rows_.push_back({fre->start_offset, rule});
     }
+  }
+
+  // The index of a row's rule, added to the table (visit_rule_rows's), lowered as lookup()
+  // lowers it but with no function bounds.
+  uint32_t add_rule(const Fde& fde, uint8_t fre_info, const Row& row) {
+    UnwindRule rule = detail::lower_row(section_.header, fde, fre_info, row);
+    rule.func_start = rule.func_end = 0;
+    rules_.push_back(std::move(rule));
+    return static_cast<uint32_t>(rules_.size() - 1);
   }
 
   Bytes bytes_;
   uint64_t address_;
   const std::vector<AddressRange>& text_;
   Format format_;
-  detail::RowMemo<uint8_t> interpreted_;  // keys of rows that interpret (the value unused)
+  const RuleRowsVisit* visit_;
+  // Keys of rows that interpret: with `visit_`, each with its rule's index in `rules_`.
+  detail::RowMemo<uint32_t> interpreted_;
+  std::vector<UnwindRule> rules_;
+  std::vector<RuleRow> rows_;  // the function being checked, while visiting
   Section section_;
   std::vector<Error> problems_;
 };
@@ -287,6 +321,17 @@ std::vector<Error> validate(Bytes bytes, uint64_t section_address,
   head.check_row_count(total_fres);
   for (Error& e : head.take_problems()) problems.push_back(std::move(e));
   return problems;
+}
+
+std::vector<Error> visit_rule_rows(Bytes bytes, uint64_t section_address,
+                                   const std::vector<AddressRange>& text, Format format,
+                                   const RuleRowsVisit& visit) {
+  // One thread: the functions are visited in order, and the caller's work on them (the quick
+  // file's writer) takes the other cores.
+  Checker checker(bytes, section_address, text, format, &visit);
+  if (checker.check_header())
+    checker.check_row_count(checker.check_functions(0, checker.function_count()));
+  return checker.take_problems();
 }
 
 }  // namespace unwindkit::sframe

@@ -1,17 +1,20 @@
 // Every function's rows with each row's rule named by its index in one table of the section's
 // distinct rules. A section has few of them (a 1 M-function module's 2.75 M rows had a handful),
 // so a writer that states rows as they are, with no analysis (debuginfo::synthesize's quick
-// file), works out each rule and each change between two rules once.
+// file), works out each rule and each change between two rules once. The walk is validate()'s
+// (validate.cpp): the rows come out of the strict checks' one reading of the section.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "unwindkit/bytes.h"
 #include "unwindkit/error.h"
 #include "unwindkit/rules.h"
 #include "unwindkit/sframe/constants.h"
+#include "unwindkit/sframe/section.h"  // AddressRange
 
 namespace unwindkit::sframe {
 
@@ -26,16 +29,21 @@ struct FunctionRules {
   // A PCMASK function's repetition block (its rows repeat every rep_size bytes); 0 for others.
   bool pcmask = false;
   uint32_t rep_size = 0;
-  // The section's rows of the function, in its order, less any that does not interpret
-  // (validate() reports those; lookup() finds no rule there).
+  // The section's rows of the function, in its order.
   std::span<const RuleRow> rows;
 };
 
-// visit(function, rules) for every function in section order; `rules` is the table so far, each
-// rule as lookup() lowers the row but with no function bounds (func_start and func_end 0). The
-// table only grows: an index keeps its rule. The first Error decode() would meet ends the walk.
-Result<void> visit_rule_rows(
-    Bytes bytes, uint64_t section_address, Format format,
-    const std::function<void(const FunctionRules&, std::span<const UnwindRule>)>& visit);
+using RuleRowsVisit =
+    std::function<void(const FunctionRules&, std::span<const UnwindRule> rules)>;
+
+// validate() of the section, read once on the calling thread, with visit(function, rules) for
+// every function whose checks found nothing, in section order. `rules` is the table so far,
+// each rule as lookup() lowers the row but with no function bounds (func_start and func_end
+// 0); it only grows, and an index keeps its rule. Returns validate()'s problems, the same and
+// in its order: with any, the functions visited are not the section's whole and the caller
+// must not use them.
+std::vector<Error> visit_rule_rows(Bytes bytes, uint64_t section_address,
+                                   const std::vector<AddressRange>& text, Format format,
+                                   const RuleRowsVisit& visit);
 
 }  // namespace unwindkit::sframe
