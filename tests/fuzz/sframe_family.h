@@ -1,7 +1,8 @@
 // The body of the SFrame-family fuzz targets (fuzz_sframe: .sframe, fuzz_ctf_frame: CTF
-// Frame): decode, validate, dump, and lookups at a few PCs (every function's first and last
-// byte, the bytes just outside, and every row's first byte). Nothing may crash or hang, and the Index must agree with
-// the decoded section (same Error, same rules).
+// Frame): decode, validate, the rows by rule, dump, and lookups at a few PCs (every
+// function's first and last byte, the bytes just outside, and every row's first byte).
+// Nothing may crash or hang; the Index must agree with the decoded section (same Error, same
+// rules), and visit_rule_rows with validate() (the same problems).
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,7 @@
 
 #include "unwindkit/sframe/dump.h"
 #include "unwindkit/sframe/index.h"
+#include "unwindkit/sframe/rule_rows.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
 
@@ -17,7 +19,13 @@ inline int fuzz_sframe_family(const uint8_t* data, size_t size, unwindkit::sfram
   using namespace unwindkit;
   const Bytes bytes(data, size);
   constexpr uint64_t kAddress = 0x400000;
-  size_t sum = sframe::validate(bytes, kAddress, {{0x1000, 0x500000}}, format).size();
+  const std::vector<sframe::AddressRange> text = {{0x1000, 0x500000}};
+  const std::vector<Error> problems = sframe::validate(bytes, kAddress, text, format);
+  size_t sum = problems.size();
+  auto visit = [&](const sframe::FunctionRules& fn, std::span<const UnwindRule> rules) {
+    for (const sframe::RuleRow& row : fn.rows) sum += rules[row.rule].cfa.offset != 0;
+  };
+  if (sframe::visit_rule_rows(bytes, kAddress, text, format, visit) != problems) __builtin_trap();
   auto s = sframe::decode(bytes, kAddress, format);
   auto index = sframe::Index::build(bytes, kAddress, format);
   if (bool(s) != bool(index) || (!s && s.error() != index.error())) __builtin_trap();
