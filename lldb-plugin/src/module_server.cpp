@@ -315,7 +315,7 @@ bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes
   std::optional<std::filesystem::path> kept =
       module.content_hash.empty() ? std::nullopt : cache_.stored(module, kLldb);
   // A module whose analyzed file would keep LLDB waiting gets the quick one (made in about a
-  // fourteenth of the time), and its analyzed one is made for later sessions.
+  // twentieth of the time), and its analyzed one is made for later sessions.
   const bool quick = !kept && large;
   const server::FileKind kind = quick ? server::FileKind::Quick : server::FileKind::Analyzed;
   if (quick) {
@@ -324,7 +324,7 @@ bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes
   }
   if (!kept) {
     // LLDB's loading thread waits for this (a 1 M-function module's file takes a second or
-    // more, its quick file a tenth of one): the prompt's status line and lldb-dap's client
+    // more, its quick file a twentieth of that): the prompt's status line and lldb-dap's client
     // say why.
     const std::string name = std::filesystem::path(module.path).filename().string();
     lldb::SBDebugger debugger =

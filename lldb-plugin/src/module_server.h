@@ -28,7 +28,7 @@
 //
 // A module whose SFrame is over the wait limit (a browser-sized one: seconds of prologue
 // analysis) and whose analyzed file no session made gets its quick file (no analysis: a
-// fourteenth of the time, callee-saved registers unavailable in callers), and a detached process makes
+// twentieth of the time, callee-saved registers unavailable in callers), and a detached process makes
 // the analyzed one for the sessions after (detached_maker.h).
 #pragma once
 

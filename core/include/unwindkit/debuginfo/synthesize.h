@@ -43,7 +43,7 @@ struct SynthesizeOptions {
   // false: every SFrame row as the section states it, read straight from its bytes, with no
   // prologue analysis: the callee-saved registers other than the frame pointer are shown
   // unavailable in callers (except in a PLT, which touches none) instead of where the code
-  // saved them. A 1 M-function module's file in about a tenth of the time: for a debugger
+  // saved them. A 1 M-function module's file in about a twentieth of the time: for a debugger
   // that waits for the file (LLDB as it loads the module) while the analyzed one is made for
   // the sessions after.
   bool analyze = true;
