@@ -75,6 +75,33 @@ class Dap:
         return self.wait_response(self.send(command, arguments))
 
 
+def open_core(dap, program, core, init_commands=(), post_run_commands=()):
+    """Opens a core in `dap` as an editor's launch configuration does: initialize, attach with
+    `coreFile` (`initCommands` before the target exists, `postRunCommands` after the core is
+    loaded), configurationDone."""
+    dap.request("initialize", {"clientID": "unwindkit-test", "adapterID": "lldb-dap",
+                               "linesStartAt1": True, "columnsStartAt1": True,
+                               "pathFormat": "path", "supportsProgressReporting": True})
+    seq = dap.send("attach", {"program": program, "coreFile": core,
+                              "initCommands": list(init_commands),
+                              "postRunCommands": list(post_run_commands)})
+    dap.wait_event("initialized")
+    dap.request("configurationDone")
+    dap.wait_response(seq)
+
+
+def stack(dap, thread_id, page=1000):
+    """Every frame of a thread (DAP StackFrame objects), asked for `page` at a time."""
+    frames = []
+    while True:
+        body = dap.request("stackTrace", {"threadId": thread_id, "startFrame": len(frames),
+                                          "levels": page})
+        got = body.get("stackFrames", [])
+        frames += got
+        if len(got) < page:
+            return frames
+
+
 def core_session(adapter, program, core, init_commands=(), post_run_commands=(), env=None,
                  timeout=300, page=1000, variables_of=None):
     """What lldb-dap shows of a core: {"stacks": [[frame, ...] per thread, in thread order]
@@ -83,26 +110,9 @@ def core_session(adapter, program, core, init_commands=(), post_run_commands=(),
     titles of the progress the adapter reported (progressStart events)}."""
     dap = Dap(adapter, env, timeout)
     try:
-        dap.request("initialize", {"clientID": "unwindkit-test", "adapterID": "lldb-dap",
-                                   "linesStartAt1": True, "columnsStartAt1": True,
-                                   "pathFormat": "path", "supportsProgressReporting": True})
-        seq = dap.send("attach", {"program": program, "coreFile": core,
-                                  "initCommands": list(init_commands),
-                                  "postRunCommands": list(post_run_commands)})
-        dap.wait_event("initialized")
-        dap.request("configurationDone")
-        dap.wait_response(seq)
-        stacks = []
-        for thread in dap.request("threads").get("threads", []):
-            frames = []
-            while True:
-                body = dap.request("stackTrace", {"threadId": thread["id"],
-                                                  "startFrame": len(frames), "levels": page})
-                got = body.get("stackFrames", [])
-                frames += got
-                if len(got) < page:
-                    break
-            stacks.append(frames)
+        open_core(dap, program, core, init_commands, post_run_commands)
+        stacks = [stack(dap, thread["id"], page)
+                  for thread in dap.request("threads").get("threads", [])]
         variables = {}
         chosen = next((f for frames in stacks for f in frames
                        if variables_of and variables_of(f)), None)
@@ -114,6 +124,38 @@ def core_session(adapter, program, core, init_commands=(), post_run_commands=(),
         progress = [m.get("body", {}).get("title") for m in dap.kept
                     if m.get("type") == "event" and m.get("event") == "progressStart"]
         return {"stacks": stacks, "variables": variables, "progress": progress}
+    finally:
+        dap.close()
+
+
+def core_registers(adapter, program, core, shown, init_commands=(), env=None, timeout=600):
+    """The registers an editor's Registers view shows in each frame of a core: {thread id:
+    [(pc, {register: value text} or None when `shown(frame index, frame count)` is false)
+    per frame]}. Every register set is read (LLDB's general-purpose and floating-point sets
+    hold the callee-saved registers); an unavailable register's text is LLDB's `<error: ...>`."""
+    dap = Dap(adapter, env, timeout)
+    try:
+        open_core(dap, program, core, init_commands)
+        out = {}
+        for thread in dap.request("threads").get("threads", []):
+            frames = stack(dap, thread["id"])
+            rows = out.setdefault(thread["id"], [])
+            for index, frame in enumerate(frames):
+                pc = int(frame["instructionPointerReference"], 16)
+                if not shown(index, len(frames)):
+                    rows.append((pc, None))
+                    continue
+                values = {}
+                for scope in dap.request("scopes", {"frameId": frame["id"]}).get("scopes", []):
+                    if scope.get("name") != "Registers":
+                        continue
+                    for group in dap.request("variables", {
+                            "variablesReference": scope["variablesReference"]})["variables"]:
+                        for reg in dap.request("variables", {
+                                "variablesReference": group["variablesReference"]})["variables"]:
+                            values[reg["name"]] = reg.get("value", "")
+                rows.append((pc, values))
+        return out
     finally:
         dap.close()
 

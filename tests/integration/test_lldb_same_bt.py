@@ -19,7 +19,9 @@ Part 2, every client (the stripped copy of each program): a real lldb-dap-22 (at
 (sb_frames.py: CreateTarget, LoadCore, GetFrameAtIndex; `plugin load` before the target or
 after the core). Against the same client on the `.eh_frame` copy, with the plugin loaded
 before the target or after it, every frame's pc and name are equal, and with it loaded before,
-those variables too. No frame past the end in either. Part 1 also runs the prompt with the
+those variables too; lldb-dap also as in the first session of a module too large to wait for
+("quick", the plugin and `unwindkit set side-file-wait-limit 0` in `initCommands`): every pc
+and name. No frame past the end in any. Part 1 also runs the prompt with the
 plugin loaded after the core (the stripped copy's own core: "v1 after" / "stripped after")."""
 import os
 import subprocess
@@ -39,6 +41,7 @@ from truth.twins import make_twins  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIBC_FRAME = "__libc_start_call_main"  # a libc frame with arguments (and main's name in one)
+QUICK_SETUP = "unwindkit set side-file-wait-limit 0"  # every module gets its quick side file
 
 
 def variants(pair):
@@ -67,7 +70,7 @@ def check(pair, core, rows):
     runs.append((runs[0][0] + " after", pair.stripped.exe, (), core, want_core, True, ()))
     # The first session of a module too large to wait for: its quick side file.
     runs.append((runs[0][0] + " quick", pair.stripped.exe, (), core, want_core, False,
-                 ("unwindkit set side-file-wait-limit 0",)))
+                 (QUICK_SETUP,)))
     if not pair.arch.runner:  # live: LLDB runs the program itself (AArch64 needs qemu)
         want_live = bt_all(oracle.exe, None, plugin=False, object_map=oracle_maps)
         runs.append(("live", pair.stripped.exe, (), None, want_live, False, ()))
@@ -191,6 +194,10 @@ def check_clients(pair, core, rows):
         if when == "before" and got_vars != want_vars:
             problems.append(f"lldb-dap, plugin {when}: {LIBC_FRAME} variables {got_vars}, "
                             f"want {want_vars}")
+    # The first session of a module too large to wait for, in the editor: its quick side file
+    # (test_registers_truth's `lldb-dap ARCH quick` rows show that it is the one read).
+    got_dap, _ = dap(pair.stripped.exe, core, init=[load, QUICK_SETUP])
+    problems += compare_frames("lldb-dap", pair, "quick", want_dap, got_dap, rows)
     return problems
 
 
@@ -235,10 +242,11 @@ def main():
     for client, arch, prog, when, frames, ours, pcs, names, extra in client_rows:
         print(f"{client:8} {arch:8} {prog:16} {when:6} {frames:7} {ours:6} {pcs:9} {names:11} "
               f"{extra:8}")
-    for when in ("before", "after"):
+    for when, what in (("before", "plugin before the target"),
+                       ("after", "plugin after the target"), ("quick", "quick side file")):
         rs = [r for r in client_rows if r[3] == when]
         if rs:
-            print(f"clients, plugin {when} the target: {sum(r[6] for r in rs)}/"
+            print(f"clients, {what}: {sum(r[6] for r in rs)}/"
                   f"{sum(r[4] for r in rs)} pcs and {sum(r[7] for r in rs)} names equal, "
                   f"{sum(r[8] for r in rs)} frames past the end, {len(rs)} runs")
     if not rows:

@@ -16,7 +16,10 @@ the intact copy without it (the truth). Runs:
   for (row `lldb ARCH quick`: `unwindkit set side-file-wait-limit 0`, an empty side-file
   cache), which gets the quick side file: no prologue analysis, so callee-saved registers may
   be shown unavailable (that row has no bound on them, but must show some: else the quick
-  file was not what LLDB read), never wrong. LLDB pairs an executable with a core by
+  file was not what LLDB read), never wrong;
+- lldb-dap, an editor's Registers view of every frame (rows `lldb-dap ARCH` and `lldb-dap
+  ARCH quick`, the plugin in `initCommands`), against lldb-dap alone on the intact copy; it
+  lists inlined calls as frames too, on both sides. LLDB pairs an executable with a core by
   build-id, so where the twins share one (x86_64 without our own shared libraries: strip keeps the note) the truth
   reads the stripped copy's core with the intact executable: the same state, even for a
   thread that spins. GDB does not place an executable that is not the core's own file (its
@@ -38,10 +41,12 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
-from truth.frame_values import REGISTERS, Tally, compare, gdb_values, lldb_values  # noqa: E402
+from truth.frame_values import (  # noqa: E402
+    REGISTERS, Tally, compare, dap_shown, dap_values, gdb_values, lldb_values)
 from truth.tools import Skip, need, run  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
-from lldb_plugin import Lldb  # noqa: E402
+from dap_client import core_registers  # noqa: E402
+from lldb_plugin import Lldb, plugin_path  # noqa: E402
 
 MAX_UNAVAILABLE = 0.05  # of the values the truth shows, per debugger (but QUICK rows)
 QUICK = " quick"  # rows of LLDB's quick side file: no analysis, unavailable values expected
@@ -99,20 +104,48 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
     return rows
 
 
+LLDB_SIDE_FILES = (("", ()), (QUICK, ("unwindkit set side-file-wait-limit 0",)))
+
+
+def lldb_truth_core(pair, intact_core, stripped_core):
+    """The core LLDB's truth (the intact copy) reads, and the row's note: the stripped copy's
+    core where the two copies share a build-id (LLDB pairs them), else the intact copy's own."""
+    ids = build_id(pair.intact.exe), build_id(pair.stripped.exe)
+    if not pair.intact.libs and ids[0] is not None and ids[0] == ids[1]:
+        return stripped_core, ""
+    return intact_core, "truth on the intact copy's own core"
+
+
 def lldb_rows(pair, intact_core, stripped_core):
     """LLDB with the plugin on the stripped copy against LLDB alone on the intact copy: with
     the analyzed side file, and with the quick one."""
     regs = REGISTERS[pair.arch.name]
-    ids = build_id(pair.intact.exe), build_id(pair.stripped.exe)
-    same_core = not pair.intact.libs and ids[0] is not None and ids[0] == ids[1]
-    truth_values = lldb_values(Lldb(plugin=False), pair.intact.exe,
-                               stripped_core if same_core else intact_core, regs)
-    detail = "" if same_core else "truth on the intact copy's own core"
+    truth_core, detail = lldb_truth_core(pair, intact_core, stripped_core)
+    truth_values = lldb_values(Lldb(plugin=False), pair.intact.exe, truth_core, regs)
     rows = []
-    for label, setup in (("", ()), (QUICK, ("unwindkit set side-file-wait-limit 0",))):
+    for label, setup in LLDB_SIDE_FILES:
         ours = lldb_values(Lldb(plugin=True, setup=setup), pair.stripped.exe, stripped_core, regs)
         rows.append(Row(pair.name, f"lldb {pair.arch.name}{label}",
                         compare(truth_values, ours, regs), detail=detail))
+    return rows
+
+
+def dap_rows(pair, intact_core, stripped_core):
+    """An editor's Registers view: lldb-dap with the plugin in `initCommands` on the stripped
+    copy against lldb-dap alone on the intact copy, with either side file."""
+    regs = REGISTERS[pair.arch.name]
+    adapter = need("lldb-dap-22")
+    truth_core, detail = lldb_truth_core(pair, intact_core, stripped_core)
+    truth_values = dap_values(core_registers(adapter, pair.intact.exe, truth_core, dap_shown),
+                              regs)
+    rows = []
+    for label, setup in LLDB_SIDE_FILES:
+        with tempfile.TemporaryDirectory(prefix="uk-regs-dap-") as cache:
+            ours = core_registers(adapter, pair.stripped.exe, stripped_core, dap_shown,
+                                  init_commands=(f"plugin load {plugin_path()}", *setup),
+                                  env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache))
+        rows.append(Row(pair.name, f"lldb-dap {pair.arch.name}{label}",
+                        compare(truth_values, dap_values(ours, regs), regs), detail=detail))
     return rows
 
 
@@ -121,7 +154,8 @@ def run_pair(pair, intact_core, stripped_core, with_twins):
     for label, make in (("gdb", lambda: gdb_rows(pair, intact_core, stripped_core,
                                                  make_twins(pair.stripped) if with_twins
                                                  else [])),
-                        ("lldb", lambda: lldb_rows(pair, intact_core, stripped_core))):
+                        ("lldb", lambda: lldb_rows(pair, intact_core, stripped_core)),
+                        ("lldb-dap", lambda: dap_rows(pair, intact_core, stripped_core))):
         try:
             rows += make()
         except Skip as e:

@@ -1,6 +1,6 @@
 """Callee-saved registers and arguments in every frame, as GDB and LLDB show them to a user
-(`info registers` / `register read`, `info args` / `frame variable`), and their comparison
-with the truth: the same debugger on the intact copy.
+(`info registers` / `register read`, `info args` / `frame variable`, lldb-dap's Registers
+view), and their comparison with the truth: the same debugger on the intact copy.
 
 A value is *equal* (the truth's), *unavailable* (the debugger says it does not know: GDB
 `<not saved>` / `<unavailable>` / `<optimized out>`, LLDB `error: unavailable` or any `<...>`
@@ -75,7 +75,8 @@ def _lldb_register(text):
 
 def _arg_token(text):
     """The value's first token (a number, pointer...), None when the debugger shows `<...>`:
-    `<optimized out>`, `<unavailable>`, `<could not evaluate DW_OP_entry_value...>`."""
+    `<optimized out>`, `<unavailable>`, `<could not evaluate DW_OP_entry_value...>`. Also a
+    register's value in lldb-dap's Registers view (`0x...`, maybe with what it points at)."""
     text = text.strip()
     if not text or text.startswith("<"):
         return None
@@ -144,6 +145,32 @@ def lldb_values(lldb, exe, core, regs):
     if "@@END" not in out:
         raise RuntimeError(f"lldb printed no frame values for {exe} {core}:\n{out[-2000:]}")
     return parse(out, "lldb")
+
+
+def dap_shown(index, count, head=64, tail=8):
+    """For dap_client.core_registers: the frames whose registers are read, as
+    lldb_frame_values.py chooses them (its HEAD and TAIL): a deep recursion's middle would
+    cost thousands of requests and show nothing new."""
+    return index < head or index >= count - tail
+
+
+def dap_values(registers, regs):
+    """[ThreadValues] sorted by thread id, from dap_client.core_registers. lldb-dap lists an
+    inlined call as a frame of its own and says nothing of which are: every frame counts as an
+    activation record here, on both sides alike."""
+    threads = []
+    for tid in sorted(registers):
+        thread = ThreadValues(tid)
+        for index, (pc, values) in enumerate(registers[tid]):
+            frame = Frame(pc, "real", dumped=values is not None)
+            for name, text in (values or {}).items():
+                name = _LLDB_ALIASES.get(name, name)
+                if name in regs:
+                    frame.regs[name] = _arg_token(text)  # `0x...`, or LLDB's `<error: ...>`
+            thread.frames[(index, 0)] = frame
+            thread.pcs.append(pc)
+        threads.append(thread)
+    return threads
 
 
 @dataclasses.dataclass
