@@ -16,7 +16,13 @@ same figures in both plugin rows. After a run that left GDB's detached process m
 large module's whole side file, the next run waits for it (settle).
 With UNWINDKIT_BENCH_BASELINE_PLUGIN (another build's plugin, e.g. the base commit's), its
 two rows run in the same alternating rounds: before and after side by side in one run.
-Usage: debugger_pairs.py gdb|lldb PLUGIN CASE_DIR COMMAND RUNS TITLE TARGET
+lldb-dap: an editor's session (bench/dap_session.py: attach with `coreFile`, then the stack of
+every thread; COMMAND only names it), its peak memory the adapter's and its CPU the adapter's
+and the driver's (the same driver on every side).
+UNWINDKIT_BENCH_CPUS (a `taskset -c` list) runs every side on those CPUs: on a machine whose
+CPUs differ in speed (one here runs GDB's start 40 % slower than the other), which CPU a run
+lands on otherwise decides more of its time than the plugin does.
+Usage: debugger_pairs.py gdb|lldb|lldb-dap PLUGIN CASE_DIR COMMAND RUNS TITLE TARGET
   TARGET applies to the "to first" ratio of the empty-cache plugin run.
 """
 import os
@@ -26,6 +32,7 @@ import sys
 import tempfile
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 GDB_SCRIPT = """
 import time
 import gdb
@@ -63,6 +70,15 @@ def run(debugger):
 def command_line(debugger, plugin, case_dir, side, script):
     exe = os.path.join(case_dir, side, "prog")
     core = os.path.join(case_dir, side, "core.prog")
+    pin = os.environ.get("UNWINDKIT_BENCH_CPUS")
+    return (["taskset", "-c", pin] if pin else []) + \
+        debugger_line(debugger, plugin, exe, core, script)
+
+
+def debugger_line(debugger, plugin, exe, core, script):
+    if debugger == "lldb-dap":
+        return ["/usr/bin/python3.11", os.path.join(HERE, "dap_session.py"), "lldb-dap-22",
+                exe, core, *([plugin] if plugin else [])]
     if debugger == "gdb":
         # -iex: the plugin is loaded before the files, as the package's gdbinit.d does.
         load = ["-iex", f"source {plugin}"] if plugin else []
@@ -86,6 +102,11 @@ def one_run(cmd, cache):
     line = next((l for l in out.splitlines() if l.startswith("BENCH ")), None)
     if line is None:
         raise SystemExit(f"bench: no timing from {' '.join(cmd)}:\n{out[-2000:]}")
+    # A driver (dap_session.py) says when it started the debugger: its own start is not the
+    # debugger's time.
+    started = next((l for l in out.splitlines() if l.startswith("BENCHSTART ")), None)
+    if started is not None:
+        start = float(started.split()[1])
     done, first, warm, frames = line.split()[1:]
     return (float(done) - start, float(first), float(warm), int(frames),
             usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
@@ -115,7 +136,7 @@ def main():
     runs, target = int(runs), float(target)
     work = tempfile.mkdtemp(prefix="uk-bench-pairs.")
     script = os.path.join(work, "uk_bench_timer.py")
-    with open(script, "w") as f:
+    with open(script, "w") as f:  # (lldb-dap: the requests of dap_session.py instead)
         f.write((GDB_SCRIPT if debugger == "gdb" else LLDB_SCRIPT).format(command=command))
     native = command_line(debugger, None, case_dir, "ehfram", script)
     plugins = {"plugin": plugin}
