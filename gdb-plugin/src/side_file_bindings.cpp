@@ -64,7 +64,10 @@ py::tuple side_file(const std::string& path, const std::vector<std::string>& deb
   debuginfo::SynthesizeOptions options{debuginfo::FallbackNames::None};
   later = options.entry_point_only = wait_limit && bytes->bytes.size() > *wait_limit;
   auto file = debuginfo::synthesize(**elf, options);
-  if (!file) return answer(std::nullopt, py::bytes(), file.error().to_string(), true, false);
+  if (!file) {  // nor would the whole file be made later (a PCMASK function past the limit)
+    later = false;
+    return answer(std::nullopt, py::bytes(), file.error().to_string(), true, false);
+  }
   std::string note;
   for (const Error& e : file->left_out) note += (note.empty() ? "left out: " : "; ") + e.to_string();
   auto id = (*elf)->build_id();

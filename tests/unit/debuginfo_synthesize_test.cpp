@@ -573,6 +573,68 @@ TEST_F(SynthesizeTest, RowPastItsFunctionGivesNoQuickFile) {
   }
 }
 
+// A PCMASK function's rows are stated once per repetition; past the module's limit on those
+// (a section may repeat a function's rows every byte of its text), no file states them: the
+// analyzed file and the entry point's (where the entry point is in that function and has no
+// rule of its own: here e_entry moved to the PLT) fail, and the quick file has no CFI, each
+// naming the FDE. The fixture's PLT (`[m]` in readelf's dump) repeats its rows every 16 bytes.
+TEST_F(SynthesizeTest, RepeatedRowsPastTheLimitGiveNoFile) {
+  auto bytes = test::read_file(fixture("stripped/prog"));
+  auto file = elf::ElfFile::open(fixture("stripped/prog").string());
+  ASSERT_TRUE(file) << file.error().to_string();
+  const elf::Section* found = file->section(".sframe");
+  ASSERT_NE(found, nullptr);
+  auto section = sframe::decode(found->data, found->addr);
+  ASSERT_TRUE(section);
+  size_t plt = section->fdes.size();
+  uint64_t repeated = 0;
+  for (size_t i = 0; i < section->fdes.size(); ++i) {
+    const sframe::Fde& fde = section->fdes[i];
+    if (!fde.pcmask()) continue;
+    plt = i;
+    repeated += (fde.size + section->rep_size(fde) - 1) / section->rep_size(fde) * fde.fres.size();
+  }
+  ASSERT_LT(plt, section->fdes.size());
+  ASSERT_GT(repeated, 1u);
+  const uint64_t plt_start = section->fdes[plt].func_start;
+  for (size_t i = 0; i < 8; ++i)  // e_entry, little-endian at 0x18
+    bytes[0x18 + i] = static_cast<uint8_t>(plt_start >> (8 * i));
+  auto moved = elf::ElfFile::parse(
+      std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), "entry in the PLT");
+  ASSERT_TRUE(moved);
+  ASSERT_EQ(moved->entry(), plt_start);
+  struct Kind {
+    const char* name;
+    const elf::ElfFile* module;
+    bool analyze, entry_point_only;
+  };
+  for (const Kind& kind : {Kind{"analyzed", &*file, true, false},
+                           Kind{"quick", &*file, false, false},
+                           Kind{"entry point", &*moved, true, true}}) {
+    SCOPED_TRACE(kind.name);
+    debuginfo::SynthesizeOptions options{debuginfo::FallbackNames::None};
+    options.analyze = kind.analyze;
+    options.entry_point_only = kind.entry_point_only;
+    options.max_repeated_rows = repeated;
+    auto made = debuginfo::synthesize(*kind.module, options);
+    ASSERT_TRUE(made) << made.error().to_string();
+    EXPECT_FALSE(made->bytes.empty());
+    EXPECT_TRUE(made->left_out.empty());
+
+    options.max_repeated_rows = repeated - 1;
+    made = debuginfo::synthesize(*kind.module, options);
+    const Error why = made ? (made->left_out.empty() ? Error{} : made->left_out.front())
+                           : made.error();
+    if (made) {
+      EXPECT_TRUE(made->bytes.empty());
+    }
+    EXPECT_EQ(made.has_value(), !kind.analyze);
+    EXPECT_EQ(why.section, ".sframe");
+    EXPECT_EQ(why.offset, section->fdes[plt].start_field);
+    EXPECT_EQ(why.field, "fde[" + std::to_string(plt) + "].rep_size");
+  }
+}
+
 // A module with neither SFrame nor .trace has nothing to add.
 TEST_F(SynthesizeTest, NoTablesNothingToAdd) {
   auto file = elf::ElfFile::open("/bin/true");

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "unwindkit/prologue/lower.h"
 #include "unwindkit/sframe/rule_rows.h"
 
@@ -107,7 +109,8 @@ class Handoff {
 template <class Spare, class Put>
 Result<void> read_batches(const elf::ElfFile& module, const elf::Section& section,
                           sframe::Format format, Arch arch,
-                          const std::vector<sframe::AddressRange>& text, Spare&& spare, Put&& put) {
+                          const std::vector<sframe::AddressRange>& text,
+                          uint64_t max_repeated_rows, Spare&& spare, Put&& put) {
   const auto plts = prologue::plt_ranges(module);
   auto in_plt = [&](uint64_t address) {
     return std::any_of(plts.begin(), plts.end(),
@@ -115,7 +118,8 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
   };
   // Rule r of the section is the writer's 2r; 2r + 1 is its form for a PLT.
   std::vector<UnwindRule> rules;
-  std::optional<Error> foreign;
+  RepeatedRows repeated(section.name, max_repeated_rows);
+  std::optional<Error> foreign;  // or too many repeated rows
   bool stopped = false;
   Batch batch = spare();
   auto close = [&] {
@@ -137,6 +141,11 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
           rules.push_back(table[r]);
           rules.back().unlisted = Unlisted::Unchanged;
         }
+        if (auto counted = repeated.add(fn.index, fn.offset, fn.size, fn.rep_size, fn.rows.size());
+            !counted) {
+          foreign = counted.error();
+          return;
+        }
         const uint32_t form = in_plt(fn.start) ? 1 : 0;
         const uint64_t end = fn.start + fn.size;
         const uint32_t blocks = repetitions(fn.size, fn.rep_size);
@@ -157,9 +166,21 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
 
 }  // namespace
 
+Result<void> RepeatedRows::add(size_t index, uint64_t offset, uint32_t size, uint32_t rep,
+                               size_t rows) {
+  if (rep == 0) return {};
+  counted_ += uint64_t{repetitions(size, rep)} * rows;
+  if (counted_ <= limit_) return {};
+  return fail(ErrorKind::Unsupported, section_, offset, fmt::format("fde[{}].rep_size", index),
+              fmt::format("a PCMASK function of {} bytes repeats its {} rows every {} bytes: "
+                          "the module's repeated rows pass {}, the most a side file states",
+                          size, rows, rep, limit_));
+}
+
 Result<void> quick_rows(const elf::ElfFile& module, const elf::Section& section,
                         sframe::Format format, Arch arch,
-                        const std::vector<sframe::AddressRange>& text, const QuickVisit& visit) {
+                        const std::vector<sframe::AddressRange>& text, uint64_t max_repeated_rows,
+                        const QuickVisit& visit) {
   Handoff handoff;
   std::optional<Result<void>> outcome;
   std::exception_ptr reader_failed;
@@ -168,7 +189,8 @@ Result<void> quick_rows(const elf::ElfFile& module, const elf::Section& section,
     reader = std::thread([&] {
       try {
         outcome = read_batches(
-            module, section, format, arch, text, [&] { return handoff.spare(); },
+            module, section, format, arch, text, max_repeated_rows,
+            [&] { return handoff.spare(); },
             [&](Batch&& batch) { return handoff.put(std::move(batch)); });
       } catch (...) {  // out of memory: the caller's, after the join
         reader_failed = std::current_exception();
@@ -178,7 +200,7 @@ Result<void> quick_rows(const elf::ElfFile& module, const elf::Section& section,
   } catch (const std::system_error&) {  // no thread to be had: each batch written as read
     Batch kept;
     return read_batches(
-        module, section, format, arch, text, [&] { return std::move(kept); },
+        module, section, format, arch, text, max_repeated_rows, [&] { return std::move(kept); },
         [&](Batch&& batch) {
           visit_batch(batch, visit);
           batch.clear();

@@ -127,6 +127,20 @@ std::vector<sframe::AddressRange> code_ranges(const elf::ElfFile& module) {
   return code;
 }
 
+// Every PCMASK function's rows, counted before any is made (RepeatedRows).
+Result<void> count_repeated_rows(const sframe::Section& section, std::string_view name,
+                                 uint64_t limit) {
+  RepeatedRows repeated(name, limit);
+  for (size_t i = 0; i < section.fdes.size(); ++i) {
+    const sframe::Fde& fde = section.fdes[i];
+    if (auto counted = repeated.add(i, fde.start_field, fde.size,
+                                    fde.pcmask() ? section.rep_size(fde) : 0, fde.fres.size());
+        !counted)
+      return counted;
+  }
+  return {};
+}
+
 // The module's SFrame section, when it passes the strict checks; a problem found goes to
 // `left_out` and gives no CFI at all (a debugger is better off with none than wrong).
 std::optional<sframe::ElfSection> checked_sframe(const elf::ElfFile& module,
@@ -142,9 +156,11 @@ std::optional<sframe::ElfSection> checked_sframe(const elf::ElfFile& module,
   return found;
 }
 
-// The module's SFrame rows as CFI, when its section passes the strict checks (checked_sframe).
-std::optional<sframe::Section> usable_sframe(const elf::ElfFile& module,
-                                             std::vector<Error>& left_out) {
+// The module's SFrame rows as CFI, when its section passes the strict checks (checked_sframe);
+// an Error when its PCMASK functions would repeat more than `max_repeated_rows` rows.
+Result<std::optional<sframe::Section>> usable_sframe(const elf::ElfFile& module,
+                                                     uint64_t max_repeated_rows,
+                                                     std::vector<Error>& left_out) {
   const auto found = checked_sframe(module, left_out);
   if (!found) return std::nullopt;
   const elf::Section* section = found->section;
@@ -153,7 +169,9 @@ std::optional<sframe::Section> usable_sframe(const elf::ElfFile& module,
     left_out.push_back(decoded.error());
     return std::nullopt;
   }
-  return std::move(*decoded);
+  if (auto counted = count_repeated_rows(*decoded, section->name, max_repeated_rows); !counted)
+    return tl::unexpected(counted.error());
+  return std::optional<sframe::Section>(std::move(*decoded));
 }
 
 // `.trace` restated as DWARF, and its routines' names with their extents, when the module has
@@ -241,17 +259,21 @@ dwarf::CfiFunction cfi_function(const sframe::Section& section, const elf::ElfFi
 // The CFI of the SFrame function at the program's entry point, where SFrame covers it (a
 // `.sframe` made from all of a link's CFI, SFrame v3's outermost marker): the function that
 // ends the stack, which the entry point's own rule then leaves to it.
-std::vector<dwarf::CfiFunction> entry_function(const elf::ElfFile& module) {
+Result<std::vector<dwarf::CfiFunction>> entry_function(const elf::ElfFile& module,
+                                                       uint64_t max_repeated_rows) {
   const auto found = sframe::find_section(module);
   if (!found || module.entry() == 0) return {};
   auto section = sframe::decode(found->section->data, found->section->addr, found->format);
   if (!section) return {};
+  if (auto counted = count_repeated_rows(*section, found->section->name, max_repeated_rows);
+      !counted)
+    return tl::unexpected(counted.error());
   for (size_t i = 0; i < section->fdes.size(); ++i) {
     const sframe::Fde& fde = section->fdes[i];
     if (module.entry() >= fde.func_start && module.entry() < fde.func_end()) {
       dwarf::CfiFunction fn = cfi_function(*section, module, i);
       if (fn.rows.empty()) return {};
-      return {std::move(fn)};
+      return std::vector<dwarf::CfiFunction>{std::move(fn)};
     }
   }
   return {};
@@ -335,7 +357,12 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
   const bool whole = options.unwind && !options.entry_point_only;
   // Analyzed: decoded, each function's rows joined with the analyzer's findings. Quick: the
   // rows as the section states them, read from its bytes (quick_rows).
-  const auto sframe = whole && options.analyze ? usable_sframe(module, out.left_out) : std::nullopt;
+  std::optional<sframe::Section> sframe;
+  if (whole && options.analyze) {
+    auto usable = usable_sframe(module, options.max_repeated_rows, out.left_out);
+    if (!usable) return tl::unexpected(usable.error());
+    sframe = std::move(*usable);
+  }
   // (No section: not quick.) Its checks are made as its rows are read (quick_rows).
   sframe::ElfSection quick;
   if (whole && !options.analyze) quick = sframe::find_section(module).value_or(sframe::ElfSection{});
@@ -434,8 +461,8 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
         name(start, end);
         writer.add(start, end, rows, rules);
       };
-      auto walked =
-          quick_rows(module, *quick.section, quick.format, *arch, code_ranges(module), add);
+      auto walked = quick_rows(module, *quick.section, quick.format, *arch, code_ranges(module),
+                               options.max_repeated_rows, add);
       if (!walked) {  // no CFI at all (a debugger is better off with none than wrong)
         out.left_out.push_back(walked.error());
         spec.functions.clear();
@@ -443,7 +470,9 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
         written = 0;
       }
     } else if (!entry) {  // entry point only: its own rule, else the SFrame function there
-      put_all(entry_function(module));
+      auto at_entry = entry_function(module, options.max_repeated_rows);
+      if (!at_entry) return tl::unexpected(at_entry.error());
+      put_all(*at_entry);
     }
     if (entry) put(*entry);
     few_functions = written < options.dwarf_unit_from;

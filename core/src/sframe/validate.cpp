@@ -86,7 +86,8 @@ class Checker {
       rows_.clear();
       check_fres(fres, i);
       if (visit_ != nullptr && problems_.size() == problems_before)
-        (*visit_)(FunctionRules{current.func_start, current.size, current.pcmask(),
+        (*visit_)(FunctionRules{i, current.start_field, current.func_start, current.size,
+                                current.pcmask(),
                                 current.pcmask() ? section_.rep_size(current) : 0, rows_},
                   rules_);
     }

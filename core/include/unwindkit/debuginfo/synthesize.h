@@ -64,6 +64,14 @@ struct SynthesizeOptions {
   // pc: +0.7 % on a 3,000-frame `bt`, +1 % on a 1,000-thread `bt all`). Below this many
   // functions the pass costs at most about a millisecond, less than a deep stack's lookups.
   size_t dwarf_unit_from = 1000;
+  // The most rows the file states for the module's PCMASK functions (a PLT: its rows repeat
+  // every rep_size bytes, and CFI states each repetition), all together. A PLT has a few per
+  // entry (100,000 entries: about 300,000 rows). A section that passes every check may still
+  // repeat a function's rows every byte of a large text: a 16 MB one is 16.5 M rows, which took
+  // GDB 26 s and 4 GB as it loaded the module. Past the limit the analyzed file (and the entry
+  // point's) fails and the quick file has no CFI, with an Error naming the FDE that passed it;
+  // GDB's plugin then unwinds the module with its own unwinder, which repeats no rows.
+  uint64_t max_repeated_rows = uint64_t{1} << 20;
 };
 
 struct DebugFile {
@@ -76,7 +84,8 @@ struct DebugFile {
 };
 
 // Fails when the module cannot be a symbol file's target (no build-id, not a 64-bit
-// executable or shared object of an architecture we unwind). After a large file (8 MiB or
+// executable or shared object of an architecture we unwind), or when its analyzed file would
+// repeat more rows than SynthesizeOptions::max_repeated_rows. After a large file (8 MiB or
 // more), the memory its making used is given back to the system (malloc_trim): glibc would
 // keep it in its arenas for the life of the debugger or server that asked.
 Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions& options = {});

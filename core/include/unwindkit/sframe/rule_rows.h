@@ -24,6 +24,8 @@ struct RuleRow {
 };
 
 struct FunctionRules {
+  size_t index = 0;     // the FDE's, in the section's order
+  uint64_t offset = 0;  // of the FDE in the section (where its problems are reported)
   uint64_t start = 0;
   uint32_t size = 0;
   // A PCMASK function's repetition block (its rows repeat every rep_size bytes); 0 for others.
