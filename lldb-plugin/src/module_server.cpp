@@ -221,6 +221,8 @@ void ModuleServer::listen() {
     options.log_requests = false;
     // LLDB reads no reason: most answers are refusals (every module without tables), unbodied.
     options.refusal_bodies = false;
+    // LLDB has the module it asks about: its file is never sent back to it.
+    options.executables = false;
     http_ = std::make_unique<server::DebuginfodServer>(
         [this](std::string_view id) { return find(id); }, cache_, options);
     // Not listening, LLDB's requests are refused as before: the command-override path still

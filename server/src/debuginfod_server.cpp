@@ -56,7 +56,8 @@ struct DebuginfodServer::Impl {
     const std::string id = normalize_build_id(req.matches[1].str());
     const std::string kind = req.matches[2].str();
     if (id.empty()) return refuse(res, 400, "not a build-id");
-    if (kind != "debuginfo" && kind != "executable") return refuse(res, 404, "not served: " + kind);
+    if (kind != "debuginfo" && (kind != "executable" || !options.executables))
+      return refuse(res, 404, "not served: " + kind);
     const std::optional<IndexedModule> module = find(id);
     if (!module) return refuse(res, 404, "unknown build-id");
     if (!unchanged(*module)) return refuse(res, 404, "the file changed since it was indexed");

@@ -3,7 +3,9 @@
 unwind it on its own. For each corruption, with the plugin loaded LLDB must not crash, `bt`
 at a breakpoint must equal LLDB's own `bt` without the plugin (the bad table is not handed
 to LLDB), and `unwindkit status` must name the problem at the corrupted byte's offset inside
-.sframe (located with `readelf -S`, a reference tool)."""
+.sframe (located with `readelf -S`, a reference tool). LLDB asks the plugin's server for the
+module's debug file and, refused, for the module itself: that is refused too (404), LLDB has
+the file open (answered, it read the whole module again over the socket)."""
 import os
 import sys
 import tempfile
@@ -20,6 +22,25 @@ NOINLINE long leaf(long x) { sink = x; return x * 3; }
 NOINLINE long mid(long x) { return leaf(x + 1) + 1; }
 NOINLINE long top(long x) { return mid(x + 2) * 2; }
 int main(int argc, char **argv) { (void)argv; printf("%ld\n", top(argc)); return 0; }
+"""
+# Loaded into LLDB: the plugin's server's answer to `/buildid/ID/executable`, at the URL
+# `unwindkit status` gives.
+PROBE = r"""
+import re, urllib.error, urllib.request
+import lldb
+def executable(debugger, build_id):
+    result = lldb.SBCommandReturnObject()
+    debugger.GetCommandInterpreter().HandleCommand("unwindkit status", result)
+    url = re.search(r"from (http://\S+)", result.GetOutput() or "")
+    if url is None:
+        print("@@executable no server")
+        return
+    try:
+        with urllib.request.urlopen(f"{url.group(1)}/buildid/{build_id}/executable",
+                                    timeout=60) as answer:
+            print(f"@@executable {answer.status}")
+    except urllib.error.HTTPError as e:
+        print(f"@@executable {e.code}")
 """
 SFRAME_HEADER_SIZE = 28  # binutils sframe.h: sframe_header
 FDE_SIZE_FIELD = 4       # sframe_func_desc_entry: i32 start address, then u32 size
@@ -51,12 +72,22 @@ def corrupt(src_exe, dst_exe, offset, data):
     os.chmod(dst_exe, 0o755)
 
 
+def build_id(exe):
+    for line in run([need("readelf"), "-n", exe]).stdout.splitlines():
+        if "Build ID:" in line:
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"no build-id in {exe}")
+
+
 def main():
     problems = []
     with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-bad-") as work:
         src = os.path.join(work, "bad.c")
         with open(src, "w") as f:
             f.write(PROGRAM)
+        probe = os.path.join(work, "uk_probe.py")
+        with open(probe, "w") as f:
+            f.write(PROBE)
         good = os.path.join(work, "good")
         run([need("gcc"), "-O2", "-Wa,--gsframe", src, "-o", good])
         sframe_offset, _ = section(good, ".sframe")
@@ -72,7 +103,8 @@ def main():
         ]
         bp = nm_address(good, "leaf")
         commands = [f"breakpoint set -s prog -a {bp:#x}", "process launch -X false", "bt",
-                    "unwindkit status"]
+                    "unwindkit status", f"command script import {probe}",
+                    f"script uk_probe.executable(lldb.debugger, '{build_id(good)}')"]
         for what, offset, data in corruptions:
             d = os.path.join(work, f"case{offset}")
             os.makedirs(d)
@@ -91,10 +123,14 @@ def main():
             elif got != want:
                 problems.append(f"{what}: bt with the plugin {got} differs from LLDB's {want}")
             status = ours.split("unwindkit status", 1)[-1]
+            served = [line for line in ours.splitlines() if line.startswith("@@executable")]
             if f".sframe+0x{offset:x}:" not in status:
                 problems.append(f"{what}: status does not name .sframe+0x{offset:x}:\n{status}")
+            elif served != ["@@executable 404"]:
+                problems.append(f"{what}: the server's answer for the module itself: {served}")
             else:
-                print(f"ok   {what}: no crash, LLDB's bt kept, status names .sframe+0x{offset:x}")
+                print(f"ok   {what}: no crash, LLDB's bt kept, status names "
+                      f".sframe+0x{offset:x}, the module's own file refused")
     for p in problems:
         print("FAIL", p)
     return 1 if problems else 0

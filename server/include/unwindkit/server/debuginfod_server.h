@@ -28,6 +28,11 @@ struct ServerOptions {
   // A refusal's reason also as its body (text/plain, which cpp-httplib compresses with brotli
   // for every client that accepts it: 0.3 ms a refusal). The log line has it either way.
   bool refusal_bodies = true;
+  // `/buildid/ID/executable`: the indexed module's own file, for a client that lacks it (a
+  // fleet's). false: refused, for a server inside the debugger that has every module it asks
+  // about open already (LLDB asks for it when a module's debug file is refused, and would
+  // read the whole module again over the socket: 2 s for a 100 MB one).
+  bool executables = true;
 };
 
 // The indexed module with this build-id (lowercase hex), if any. Called from the server's
