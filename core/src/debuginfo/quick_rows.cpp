@@ -119,7 +119,7 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
   // Rule r of the section is the writer's 2r; 2r + 1 is its form for a PLT.
   std::vector<UnwindRule> rules;
   RepeatedRows repeated(section.name, max_repeated_rows);
-  std::optional<Error> foreign;  // or too many repeated rows
+  std::optional<Error> refused;  // rules of another architecture, or too many repeated rows
   bool stopped = false;
   Batch batch = spare();
   auto close = [&] {
@@ -130,10 +130,10 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
   std::vector<Error> problems = sframe::visit_rule_rows(
       section.data, section.addr, text, format,
       [&](const sframe::FunctionRules& fn, std::span<const UnwindRule> table) {
-        if (foreign || stopped) return;
+        if (refused || stopped) return;
         for (size_t r = rules.size() / 2; r < table.size(); ++r) {
           if (table[r].arch != arch) {
-            foreign = Error{std::string(section.name), 0, "abi_arch",
+            refused = Error{std::string(section.name), 0, "abi_arch",
                             "not the architecture of the ELF file's e_machine"};
             return;
           }
@@ -143,7 +143,7 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
         }
         if (auto counted = repeated.add(fn.index, fn.offset, fn.size, fn.rep_size, fn.rows.size());
             !counted) {
-          foreign = counted.error();
+          refused = counted.error();
           return;
         }
         const uint32_t form = in_plt(fn.start) ? 1 : 0;
@@ -160,7 +160,7 @@ Result<void> read_batches(const elf::ElfFile& module, const elf::Section& sectio
       });
   if (!stopped && !batch.functions.empty()) close();
   if (!problems.empty()) return tl::unexpected(std::move(problems.front()));
-  if (foreign) return tl::unexpected(*foreign);
+  if (refused) return tl::unexpected(*refused);
   return {};
 }
 
