@@ -5,9 +5,10 @@ the plugin sourced. GDB must stay up, `bt` must still print, and `unwindkit stat
 the problem with the byte offset inside .sframe where it lies.
 
 One more table is valid but costly: a 2 MB function of the program (SFrame v2, converted by
-`unwindkit sframe convert`) made a PCMASK function repeating its first row every byte. A side file would state 2 M rows (a 16 MB text's took GDB 26 s and 4 GB);
-the plugin makes none, says why in `unwindkit status` (the FDE's offset and `rep_size`), and
-its own unwinder, which repeats no rows, does the program's frames."""
+`unwindkit sframe convert`) made a PCMASK function repeating its first row every byte. A
+side file would state 2 M rows (a 16 MB text's took GDB 26 s and 4 GB); the plugin makes none,
+says why in `unwindkit status` (the FDE's offset and `rep_size`), and its own unwinder, which
+repeats no rows, does the program's frames."""
 import os
 import re
 import struct
