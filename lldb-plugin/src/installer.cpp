@@ -121,12 +121,16 @@ std::vector<lldb::SBModule> Installer::pending(lldb::SBTarget target) const {
 
 bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModule>& pending) {
   ModuleServer* server = ModuleServer::instance();
-  if (server == nullptr || !enabled_) return false;
+  if (!enabled_) return false;
   const lldb::user_id_t id = target.GetGloballyUniqueID();
   std::set<std::string> keys;
   for (lldb::SBModule module : pending) {
     const std::string key = module_key(module);
-    if (server->served(module) || installed_.contains({id, key})) continue;
+    // Given our file by `target symbols add` already (the server could not serve it): not
+    // made again in every sync.
+    if (const auto it = installed_.find({id, key}); ours(module) ||
+                                                    (it != installed_.end() && it->second))
+      continue;
     const ModuleState& st = state(module);
     if (usable(st.tables) || trace_lines(st.tables)) keys.insert(key);
   }
@@ -136,6 +140,7 @@ bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModul
   struct Entry {
     lldb::SBModule module;  // kept for the whole reload only by modules that stay the same
     std::string path, triple, uuid;
+    std::string symbols;  // with no server, the side file LLDB is given as it makes the module
     std::optional<uint64_t> bias;
     bool remake = false;
   };
@@ -146,8 +151,11 @@ bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModul
     if (entries.empty() && !remake) continue;  // before the first one remade: left alone
     const char* triple = module.GetTriple();
     const char* uuid = module.GetUUIDString();
+    std::string symbols;
+    if (remake && server == nullptr)
+      if (auto file = side_file_for(state(module).tables, cache_dir_, true)) symbols = *file;
     entries.push_back({module, file_path(module.GetFileSpec()), triple ? triple : "",
-                       uuid ? uuid : "", load_bias(target, module), remake});
+                       uuid ? uuid : "", std::move(symbols), load_bias(target, module), remake});
   }
   std::vector<Placed> placed;
   for (const Entry& e : entries)
@@ -166,13 +174,21 @@ bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModul
   for (Entry& e : entries) {
     if (e.remake)
       e.module = target.AddModule(e.path.c_str(), e.triple.empty() ? nullptr : e.triple.c_str(),
-                                  e.uuid.empty() ? nullptr : e.uuid.c_str());
+                                  e.uuid.empty() ? nullptr : e.uuid.c_str(),
+                                  e.symbols.empty() ? nullptr : e.symbols.c_str());
     else
       target.AddModule(e.module);
     if (e.module.IsValid() && e.bias) target.SetModuleLoadAddress(e.module, *e.bias);
   }
   pending = this->pending(target);
   return true;
+}
+
+bool Installer::ours(lldb::SBModule module) {
+  if (const ModuleServer* server = ModuleServer::instance(); server && server->served(module))
+    return true;
+  const std::string symbols = file_path(module.GetSymbolFileSpec());
+  return !symbols.empty() && symbols == side_file_path(state(module).tables, cache_dir_, true);
 }
 
 void Installer::sync(lldb::SBTarget target) {
@@ -188,9 +204,8 @@ void Installer::sync(lldb::SBTarget target) {
     progress.Increment(1, name ? name : "");
     ModuleState& st = state(module);
     auto key = std::make_pair(id, module_key(module));
-    // Fetched from the in-process server as the module loaded: ours already, with CFI.
-    ModuleServer* server = ModuleServer::instance();
-    const bool served = server && server->served(module);
+    // Made with our side file (from the in-process server, or reload_unserved's): with CFI.
+    const bool served = ours(module);
     bool had_cfi = served || (installed_.contains(key) && installed_[key]);
     installed_[key] = enabled_;
     if (served && enabled_) {

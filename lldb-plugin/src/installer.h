@@ -47,14 +47,19 @@ class Installer {
  private:
   // The modules of `target` not yet given what they should have.
   std::vector<lldb::SBModule> pending(lldb::SBTarget target) const;
-  // A module LLDB made before `plugin load` has its symbol table read already, and
-  // `target symbols add` never reads it again: its frames would keep no name. Such modules
-  // are made anew instead (removed, dropped from LLDB's module cache, added back at the same
-  // load address), so LLDB fetches each one's side file from the in-process server as it
-  // loads, as for a module that appears after `plugin load`. The modules after the first one
-  // remade are taken out and put back too (the same objects): the target's order stays.
-  // Returns whether it reloaded anything; `pending` is then recomputed.
+  // A module LLDB made before `plugin load`, or while the plugin was disabled, has its symbol
+  // table read already, and `target symbols add` never reads it again: its frames would keep
+  // no name (or, once LLDB has unwound them, the names they had without the plugin). Such
+  // modules are made anew instead (removed, dropped from LLDB's module cache, added back at
+  // the same load address), so LLDB fetches each one's side file from the in-process server
+  // as it loads, as for a module that appears after `plugin load`; where there is no server,
+  // it is given the side file as it is added back (SBTarget::AddModule's symbol file). The
+  // modules after the first one remade are taken out and put back too (the same objects): the
+  // target's order stays. Returns whether it reloaded anything; `pending` is then recomputed.
   bool reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModule>& pending);
+  // Whether LLDB made `module` with our side file (with CFI) as its symbol file: fetched from
+  // the in-process server, or given by reload_unserved where there is no server.
+  bool ours(lldb::SBModule module);
   void install(lldb::SBTarget target, ModuleState& state);
 
   lldb::SBDebugger debugger_;

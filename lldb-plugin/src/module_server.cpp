@@ -151,7 +151,10 @@ namespace {
 // handlers, so each start also removes the folders of processes that are gone.
 std::optional<std::filesystem::path> client_cache_dir() {
   std::error_code ec;
-  const auto base = std::filesystem::temp_directory_path() / fmt::format("unwindkit-lldb-dl-{}", ::getuid());
+  // TMPDIR naming no folder: no server (the plugin still installs side files by command).
+  const auto tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) return std::nullopt;
+  const auto base = tmp / fmt::format("unwindkit-lldb-dl-{}", ::getuid());
   if (!private_dir(base)) return std::nullopt;
   for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
     const std::string name = entry.path().filename().string();

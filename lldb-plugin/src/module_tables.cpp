@@ -18,9 +18,10 @@ namespace unwindkit::lldb_plugin {
 namespace {
 
 // Bumped whenever the side files' contents change, so stale cache entries are not reused.
-constexpr int kSideFileFormat = 5;
-// The side files `target symbols add` installs, kept between sessions, all modules together
-// (the files LLDB fetches as modules load are kept apart: module_server.h).
+constexpr int kSideFileFormat = 6;
+// The side files the plugin installs itself (`target symbols add`, or a module made again
+// where there is no server), kept between sessions, all modules together (the files LLDB
+// fetches as modules load are kept apart: module_server.h).
 constexpr uint64_t kSideFileBytes = uint64_t{256} << 20;
 
 std::vector<uint8_t> section_bytes(lldb::SBSection section) {
@@ -105,22 +106,32 @@ ModuleTables read_module_tables(lldb::SBModule module) {
   return t;
 }
 
+std::filesystem::path side_file_path(const ModuleTables& tables,
+                                     const std::filesystem::path& cache_dir, bool with_unwind) {
+  return cache_dir / fmt::format("{}.v{}.{}.debug", tables.build_id, kSideFileFormat,
+                                 with_unwind ? "sframe" : "plain");
+}
+
 Result<std::filesystem::path> side_file_for(const ModuleTables& tables,
                                             const std::filesystem::path& cache_dir,
                                             bool with_unwind) {
   if (tables.build_id.empty()) return fail("side file", 0, tables.path, "module has no build-id");
   if (!private_dir(cache_dir))
     return fail("side file", 0, cache_dir.string(), "not a folder of this user's alone");
-  auto path = cache_dir / fmt::format("{}.v{}.{}.debug", tables.build_id, kSideFileFormat,
-                                      with_unwind ? "sframe" : "plain");
+  const auto path = side_file_path(tables, cache_dir, with_unwind);
   if (std::filesystem::exists(path)) {  // keyed by build-id: same module, same file
     server::mark_used(path);
     return path;
   }
   auto module = elf::ElfFile::open(tables.path);
   if (!module) return tl::unexpected(module.error());
-  // Added to a module LLDB has made: see SynthesizeOptions::lldb_loads_it.
-  auto file = debuginfo::synthesize(*module, {debuginfo::FallbackNames::Lldb, with_unwind, false, false});
+  // Added to a module LLDB has made (`target symbols add`), or given to one it makes again
+  // where there is no server (Installer::reload_unserved): `.debug_frame` and `.symtab`
+  // names, which LLDB reads either way (SynthesizeOptions::lldb_loads_it). Analyzed: the
+  // callee-saved registers of callers as the served file states them.
+  auto file = debuginfo::synthesize(*module, {.fallback_names = debuginfo::FallbackNames::Lldb,
+                                              .unwind = with_unwind,
+                                              .lldb_loads_it = false});
   if (!file) return tl::unexpected(file.error());
   if (file->bytes.empty()) return fail("side file", 0, tables.path, "nothing to add");
   auto written = write_file(path, file->bytes);

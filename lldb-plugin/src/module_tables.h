@@ -41,6 +41,9 @@ ModuleTables read_module_tables(lldb::SBModule module);
 Result<std::filesystem::path> side_file_for(const ModuleTables& tables,
                                             const std::filesystem::path& cache_dir,
                                             bool with_unwind);
+// Where side_file_for keeps that file.
+std::filesystem::path side_file_path(const ModuleTables& tables,
+                                     const std::filesystem::path& cache_dir, bool with_unwind);
 
 // The full path LLDB has for a file ("" when it has none).
 std::string file_path(lldb::SBFileSpec file);

@@ -26,7 +26,9 @@ std::filesystem::path side_file_cache_dir() {
     return std::filesystem::path(xdg) / "unwindkit" / "lldb";
   if (const char* home = std::getenv("HOME"); home && *home)
     return std::filesystem::path(home) / ".cache" / "unwindkit" / "lldb";
-  return std::filesystem::temp_directory_path() / fmt::format("unwindkit-lldb-{}", ::getuid());
+  std::error_code ec;  // TMPDIR naming no folder: none (private_dir refuses it)
+  const auto tmp = std::filesystem::temp_directory_path(ec);
+  return ec ? std::filesystem::path() : tmp / fmt::format("unwindkit-lldb-{}", ::getuid());
 }
 
 }  // namespace unwindkit::lldb_plugin

@@ -19,6 +19,8 @@ bool StatusCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandR
                                 installer_.cache_dir().string());
   if (const ModuleServer* server = ModuleServer::instance())
     out += fmt::format("modules get them as they load from {}\n", server->url());
+  else  // no temporary folder for LLDB's download cache, or no socket
+    out += "no in-process server: modules get them as the plugin makes them again\n";
   for (lldb::SBModule module : modules(debugger, "")) {
     const ModuleState& st = installer_.state(module);
     const ModuleTables& t = st.tables;

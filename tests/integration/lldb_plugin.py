@@ -35,16 +35,20 @@ def plugin_path():
 class Lldb:
     """lldb-22 runs with or without the plugin; side files go to a private cache dir."""
 
-    def __init__(self, plugin, cache_dir=None, timeout=600, setup=()):
-        """`setup`: commands run after the plugin loads, before the target is made."""
+    def __init__(self, plugin, cache_dir=None, timeout=600, setup=(), after_target=(), env=None):
+        """`setup`: commands run after the plugin loads, before the target is made;
+        `after_target`: the plugin's commands run once the target is made; `env`: variables
+        set for LLDB."""
         self.lldb = need("lldb-22")
         self.plugin = plugin_path() if plugin else None
         self.setup = list(setup)
+        self.after_target = list(after_target) if plugin else []
         if cache_dir is None:
             cache_dir = tempfile.mkdtemp(prefix="unwindkit-lldb-cache-")
             atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
         self.cache_dir = cache_dir
         self.timeout = timeout
+        self.env = dict(env or {})
 
     def run(self, commands, exe=None, core=None, check=True):
         """Runs `commands` after loading the plugin and the target; returns stdout."""
@@ -56,9 +60,9 @@ class Lldb:
         pre.append(THREAD_FORMAT)
         if exe:
             pre.append(f"target create {exe}" + (f" --core {core}" if core else ""))
-        for c in pre + list(commands):
+        for c in pre + self.after_target + list(commands):
             cmd += ["-o", c]
-        env = dict(os.environ, UNWINDKIT_CACHE_DIR=self.cache_dir)
+        env = dict(os.environ, **self.env, UNWINDKIT_CACHE_DIR=self.cache_dir)
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                            timeout=self.timeout, env=env)
         out = p.stdout + p.stderr

@@ -21,15 +21,18 @@ _FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (0x[0-9a-fA-F]+) (.*)$")
 _THREAD = re.compile(r"^\*?\s*thread #\d+")
 
 
-def bt_all(exe, core, plugin, object_map=(), timeout=600, plugin_after_target=False, setup=()):
+def bt_all(exe, core, plugin, object_map=(), timeout=600, plugin_after_target=False, setup=(),
+           after_target=(), env=None):
     """LLDB's `bt all` text on `core`, or on a live run of `exe` to its crash when `core` is
     None: with the plugin loaded before the target is created (or after), then the plugin's
-    `setup` commands, and `target.object-map` pairs (path prefix, replacement) for shared
-    libraries that must come from elsewhere."""
+    `setup` commands, its `after_target` commands once the target is made, and
+    `target.object-map` pairs (path prefix, replacement) for shared libraries that must come
+    from elsewhere; `env`: variables set for LLDB."""
     pre = [f"settings set target.object-map {a} {b}" for a, b in object_map]
     create = f"target create {exe}" + (f" --core {core}" if core else "")
     load = [f"plugin load {plugin_path()}", *setup] if plugin else []
     commands = pre + (([create] + load) if plugin_after_target else (load + [create]))
+    commands += list(after_target) if plugin else []
     after = ["script print('@@bt')", "bt all"]
     cmd = [need("lldb-22"), "-b", "-x"]
     for c in commands + (after if core else ["process launch"]):
@@ -38,7 +41,8 @@ def bt_all(exe, core, plugin, object_map=(), timeout=600, plugin_after_target=Fa
         cmd += ["-k", c]
     with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                           timeout=timeout, env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache))
+                           timeout=timeout,
+                           env=dict(os.environ, **(env or {}), UNWINDKIT_CACHE_DIR=cache))
     if p.returncode < 0 or any(m in p.stdout + p.stderr for m in CRASH_MARKERS) or \
             "@@bt\n" not in p.stdout:
         raise AssertionError(f"lldb exit {p.returncode}: {' '.join(cmd)}\n{p.stderr[-2000:]}")

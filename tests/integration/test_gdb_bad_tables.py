@@ -4,21 +4,20 @@ or field changed at an offset chosen here), then run under GDB to a breakpoint i
 the plugin sourced. GDB must stay up, `bt` must still print, and `unwindkit status` must name
 the problem with the byte offset inside .sframe where it lies.
 
-One more table is valid but costly: a 2 MB function of the program (SFrame v2, converted by
-`unwindkit sframe convert`) made a PCMASK function repeating its first row every byte. A
-side file would state 2 M rows (a 16 MB text's took GDB 26 s and 4 GB); the plugin makes none,
-says why in `unwindkit status` (the FDE's offset and `rep_size`), and its own unwinder, which
-repeats no rows, does the program's frames."""
+One more table is valid but costly (repeated_rows.py: a 2 MB PCMASK function repeating its
+first row every byte, 2 M rows in a side file): the plugin makes no side file, says why in
+`unwindkit status` (the FDE's offset and `rep_size`), and its own unwinder, which repeats no
+rows, does the program's frames."""
 import os
 import re
 import struct
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from repeated_rows import repeated_rows_program, sframe_file_offset  # noqa: E402
 from test_gdb_cores import run_gdb  # noqa: E402
-from test_gdb_live import PROGRAM, build_twins, leaf_breakpoint  # noqa: E402
+from test_gdb_live import build_twins, leaf_breakpoint  # noqa: E402
 
 # (what, offset in .sframe of the damaged field, bytes written there). Header offsets from
 # binutils' sframe.h: sfp_version at byte 2, sfh_num_fdes at 8, sfh_fre_len at 16.
@@ -27,18 +26,6 @@ DAMAGE = [
     ("more functions than the section holds", 8, struct.pack("<I", 0x00ffffff)),
     ("FRE sub-section longer than the section (truncated)", 16, struct.pack("<I", 0x00ffffff)),
 ]
-
-
-def sframe_file_offset(exe):
-    """File offset of .sframe, from `readelf -S -W`."""
-    out = subprocess.run(["readelf", "-S", "-W", exe], check=True, capture_output=True,
-                         text=True).stdout
-    for line in out.splitlines():
-        fields = line.replace("[ ", "[").split()
-        if ".sframe" in fields:
-            i = fields.index(".sframe")
-            return int(fields[i + 3], 16)
-    raise RuntimeError(f"{exe} has no .sframe section")
 
 
 def bt_and_status(exe, address, what, problems):
@@ -54,48 +41,17 @@ def bt_and_status(exe, address, what, problems):
             out.split("@@STATUS\n", 1)[1].split("@@ALIVE", 1)[0])
 
 
-# The live test's program with a function of 2 MB, never called.
-PADDED = PROGRAM + r"""
-NOINLINE void pad(void) { __asm__ volatile(".skip 2097152, 0x90"); }
-"""
-V2_FDE_SIZE = 20  # sframe_func_desc_entry (v2): start, size, fre_off, num_fres, info, rep_size
-PCMASK = 0x10  # sfde_func_info: the FDE type bit
-
-
 def repeated_rows_case(work, problems):
-    """The 2 MB function made PCMASK, repeating its first row every byte."""
-    d = os.path.join(work, "padded")
-    os.makedirs(d)
-    intact, stripped = build_twins(d, PADDED)
-    address = leaf_breakpoint(intact)
-    v2 = os.path.join(d, "stripd", "prog.v2")
-    subprocess.run([os.environ["UNWINDKIT"], "sframe", "convert", stripped, "--to-version", "2",
-                    "-o", v2], check=True, capture_output=True)
-    base = sframe_file_offset(v2)
-    image = bytearray(open(v2, "rb").read())
-    # sframe_header: num_fdes at 8, num_fres at 12, auxhdr_len at 7, fdeoff at 20.
-    num_fdes, num_fres = struct.unpack_from("<II", image, base + 8)
-    fdes = base + 28 + image[base + 7] + struct.unpack_from("<I", image, base + 20)[0]
-    index = max(range(num_fdes),  # pad's: the largest
-                key=lambda i: struct.unpack_from("<I", image, fdes + i * V2_FDE_SIZE + 4)[0])
-    at = fdes + index * V2_FDE_SIZE
-    start, size, fre_off, fres, info, _ = struct.unpack_from("<iIIIBB", image, at)
-    if size < 2 << 20:
-        problems.append(f"repeated rows: no 2 MB function in the table (largest {size} bytes)")
-        return
-    struct.pack_into("<iIIIBB", image, at, start, size, fre_off, 1, info | PCMASK, 1)
-    struct.pack_into("<I", image, base + 12, num_fres - fres + 1)
-    with open(stripped, "wb") as f:
-        f.write(image)
-    check = subprocess.run([os.environ["UNWINDKIT"], "sframe", "check", stripped],
-                           capture_output=True, text=True)
-    if check.returncode != 0:
-        problems.append(f"repeated rows: the table should pass the checks:\n{check.stdout}")
+    """The 2 MB function made PCMASK, repeating its first row every byte (repeated_rows.py)."""
+    try:
+        stripped, address, reason = repeated_rows_program(work)
+    except AssertionError as e:
+        problems.append(f"repeated rows: {e}")
         return
     bt, status = bt_and_status(stripped, address, "repeated rows", problems)
     if bt is None:
         return
-    why = f"no side file: .sframe+{at - base:#x}: fde[{index}].rep_size:"
+    why = f"no side file: {reason}"
     if why not in status:
         problems.append(f"repeated rows: status does not say '{why}':\n{status}")
     elif not re.search(r"^#6\s+0x[0-9a-f]+ in \?\? \(\)", bt, re.MULTILINE):

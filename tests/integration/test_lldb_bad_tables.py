@@ -5,13 +5,18 @@ at a breakpoint must equal LLDB's own `bt` without the plugin (the bad table is 
 to LLDB), and `unwindkit status` must name the problem at the corrupted byte's offset inside
 .sframe (located with `readelf -S`, a reference tool). LLDB asks the plugin's server for the
 module's debug file and, refused, for the module itself: that is refused too (404), LLDB has
-the file open (answered, it read the whole module again over the socket)."""
+the file open (answered, it read the whole module again over the socket).
+
+One more table is valid but costly (repeated_rows.py: a 2 MB PCMASK function repeating its
+first row every byte, 2 M rows in a side file): LLDB gets no side file, `bt` is LLDB's own,
+and `unwindkit status` names the FDE and its `rep_size` as the reason."""
 import os
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lldb_plugin import Lldb, threads  # noqa: E402
+from repeated_rows import repeated_rows_program  # noqa: E402
 from truth.tools import exit_with, need, run  # noqa: E402
 
 PROGRAM = r"""
@@ -79,9 +84,38 @@ def build_id(exe):
     raise AssertionError(f"no build-id in {exe}")
 
 
+def repeated_rows_case(work, problems):
+    """The 2 MB function made PCMASK, repeating its first row every byte."""
+    try:
+        exe, address, reason = repeated_rows_program(work)
+    except AssertionError as e:
+        problems.append(f"repeated rows: {e}")
+        return
+    commands = [f"breakpoint set -s prog -a {address:#x}", "process launch -X false", "bt",
+                "unwindkit status"]
+    try:
+        native = Lldb(plugin=False).run(commands[:3], exe)
+        ours = Lldb(plugin=True).run(commands, exe)
+    except AssertionError as e:
+        problems.append(f"repeated rows: {e}")
+        return
+    want, got = threads(native)[-1:], threads(ours.split("unwindkit status")[0])[-1:]
+    status = ours.split("unwindkit status", 1)[-1]
+    why = f"not installed: {reason}"
+    if not want or not want[0]:
+        problems.append(f"repeated rows: LLDB alone printed no frame: {native[-2000:]}")
+    elif got != want:
+        problems.append(f"repeated rows: bt with the plugin {got} differs from LLDB's {want}")
+    elif why not in status:
+        problems.append(f"repeated rows: status does not say '{why}':\n{status}")
+    else:
+        print(f"ok   repeated rows: no crash, LLDB's bt kept, status says '{why} ...'")
+
+
 def main():
     problems = []
     with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-bad-") as work:
+        repeated_rows_case(work, problems)
         src = os.path.join(work, "bad.c")
         with open(src, "w") as f:
             f.write(PROGRAM)

@@ -22,7 +22,10 @@ before the target or after it, every frame's pc and name are equal, and with it 
 those variables too; lldb-dap also as in the first session of a module too large to wait for
 ("quick", the plugin and `unwindkit set side-file-wait-limit 0` in `initCommands`): every pc
 and name. No frame past the end in any. Part 1 also runs the prompt with the
-plugin loaded after the core (the stripped copy's own core: "v1 after" / "stripped after")."""
+plugin loaded after the core (the stripped copy's own core: "v1 after" / "stripped after"),
+with `unwindkit disable` before the target and `unwindkit enable` after a `bt all` ("v1
+re-enabled" / "stripped re-enabled"), and with no in-process server (TMPDIR names no folder: "v1
+no server" / "stripped no server")."""
 import os
 import subprocess
 import sys
@@ -42,6 +45,8 @@ from truth.twins import make_twins  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIBC_FRAME = "__libc_start_call_main"  # a libc frame with arguments (and main's name in one)
 QUICK_SETUP = "unwindkit set side-file-wait-limit 0"  # every module gets its quick side file
+REENABLE = ("bt all", "unwindkit enable")  # after the target, made with the plugin disabled
+NO_SERVER = {"TMPDIR": "/nonexistent"}  # the plugin's server has no folder: it does not start
 
 
 def variants(pair):
@@ -57,6 +62,20 @@ def variants(pair):
     return out
 
 
+def check_no_server():
+    """The "no server" runs have none: `unwindkit status` says so there, and not otherwise."""
+    problems = []
+    for env, want in ((NO_SERVER, True), (None, False)):
+        with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
+            p = subprocess.run([need("lldb-22"), "-b", "-x", "-o", f"plugin load {plugin_path()}",
+                                "-o", "unwindkit status"], capture_output=True, text=True,
+                               timeout=120,
+                               env=dict(os.environ, **(env or {}), UNWINDKIT_CACHE_DIR=cache))
+        if ("no in-process server" in p.stdout) != want:
+            problems.append(f"`unwindkit status` with {env}: {p.stdout.strip()[-300:]!r}")
+    return problems
+
+
 def check(pair, core, rows):
     oracle = pair.eh_frame
     oracle_maps = ((pair.stripped.dir, oracle.dir),) if oracle.libs else ()
@@ -64,20 +83,30 @@ def check(pair, core, rows):
     if not any(thread_frames(want_core)):
         raise AssertionError(f"{pair.name}: LLDB printed no frames on the oracle copy")
     # (label, executable, object-map, core or None = live, the oracle's lines, plugin after
-    # the target, the plugin's setup commands)
-    runs = [(label, exe, maps, core, want_core, False, ()) for label, exe, maps in variants(pair)]
+    # the target, the plugin's setup commands, its commands once the target is made, LLDB's
+    # environment)
+    runs = [(label, exe, maps, core, want_core, False, (), (), None)
+            for label, exe, maps in variants(pair)]
+    first = runs[0][0]
     # The plugin loaded at the prompt once the core is loaded: modules LLDB made before it.
-    runs.append((runs[0][0] + " after", pair.stripped.exe, (), core, want_core, True, ()))
+    runs.append((first + " after", pair.stripped.exe, (), core, want_core, True, (), (), None))
     # The first session of a module too large to wait for: its quick side file.
-    runs.append((runs[0][0] + " quick", pair.stripped.exe, (), core, want_core, False,
-                 (QUICK_SETUP,)))
+    runs.append((first + " quick", pair.stripped.exe, (), core, want_core, False,
+                 (QUICK_SETUP,), (), None))
+    # Disabled before the target, enabled after a look at LLDB's own `bt all`: the modules LLDB
+    # made without side files, and has unwound, are made again.
+    runs.append((first + " re-enabled", pair.stripped.exe, (), core, want_core, False,
+                 ("unwindkit disable",), REENABLE, None))
+    # No in-process server: LLDB is given each side file as the plugin makes the module again.
+    runs.append((first + " no server", pair.stripped.exe, (), core, want_core, False, (), (),
+                 NO_SERVER))
     if not pair.arch.runner:  # live: LLDB runs the program itself (AArch64 needs qemu)
         want_live = bt_all(oracle.exe, None, plugin=False, object_map=oracle_maps)
-        runs.append(("live", pair.stripped.exe, (), None, want_live, False, ()))
+        runs.append(("live", pair.stripped.exe, (), None, want_live, False, (), (), None))
     problems = []
-    for label, exe, maps, run_core, want, after, setup in runs:
+    for label, exe, maps, run_core, want, after, setup, after_target, env in runs:
         got = bt_all(exe, run_core, plugin=True, object_map=maps, plugin_after_target=after,
-                     setup=setup)
+                     setup=setup, after_target=after_target, env=env)
         if run_core is None:
             want, got, left_out = same_frame0_threads(want, got)
             if left_out:
@@ -91,7 +120,7 @@ def check(pair, core, rows):
         rows.append((pair.arch.name, pair.name, label, len(want_threads),
                      sum(map(len, want_threads)), sum(map(len, got_threads)), same,
                      max(len(w), len(g)), extra))
-        diff = first_difference(w, g, unavailable_allowed=bool(setup))
+        diff = first_difference(w, g, unavailable_allowed=QUICK_SETUP in setup)
         if diff:
             problems.append(f"{label}: {diff}")
         if extra:
@@ -228,10 +257,15 @@ def main():
                       "".join(f"\n     {p}" for p in problems), flush=True)
                 if problems:
                     failures.append(name)
-    print(f"\n{'arch':8} {'program':16} {'copy':14} {'threads':>7} {'frames':>7} "
+    server_problems = check_no_server()
+    print(f"{'ok  ' if not server_problems else 'FAIL'} no server" +
+          "".join(f"\n     {p}" for p in server_problems), flush=True)
+    if server_problems:
+        failures.append("no server")
+    print(f"\n{'arch':8} {'program':16} {'copy':19} {'threads':>7} {'frames':>7} "
           f"{'ours':>6} {'lines equal':>13} {'past end':>8}")
     for arch, prog, label, nthreads, frames, ours, same, total, extra in rows:
-        print(f"{arch:8} {prog:16} {label:14} {nthreads:7} {frames:7} {ours:6} "
+        print(f"{arch:8} {prog:16} {label:19} {nthreads:7} {frames:7} {ours:6} "
               f"{same:6}/{total:<6} {extra:8}")
     if rows:
         same, total = sum(r[6] for r in rows), sum(r[7] for r in rows)

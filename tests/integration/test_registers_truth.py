@@ -16,7 +16,10 @@ the intact copy without it (the truth). Runs:
   for (row `lldb ARCH quick`: `unwindkit set side-file-wait-limit 0`, an empty side-file
   cache), which gets the quick side file: no prologue analysis, so callee-saved registers may
   be shown unavailable (that row has no bound on them, but must show some: else the quick
-  file was not what LLDB read), never wrong;
+  file was not what LLDB read), never wrong; and again with `unwindkit disable` before the
+  target and `unwindkit enable` after a `bt all` (row `lldb ARCH re-enabled`), and with no
+  in-process server (row `lldb ARCH no server`: TMPDIR names no folder; the plugin gives LLDB
+  each side file as it makes the module again);
 - lldb-dap, an editor's Registers view of every frame (rows `lldb-dap ARCH` and `lldb-dap
   ARCH quick`, the plugin in `initCommands`), against lldb-dap alone on the intact copy; it
   lists inlined calls as frames too, on both sides. LLDB pairs an executable with a core by
@@ -105,6 +108,11 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
 
 
 LLDB_SIDE_FILES = (("", ()), (QUICK, ("unwindkit set side-file-wait-limit 0",)))
+# Disabled before the target is made, enabled after LLDB's own `bt all`: the modules LLDB made
+# without side files get theirs by `target symbols add` (the plugin's other path), which
+# states the analyzed rows.
+REENABLED = (" re-enabled", ("unwindkit disable",), ("bt all", "unwindkit enable"))
+NO_SERVER = {"TMPDIR": "/nonexistent"}  # the plugin's server has no folder: it does not start
 
 
 def lldb_truth_core(pair, intact_core, stripped_core):
@@ -123,8 +131,11 @@ def lldb_rows(pair, intact_core, stripped_core):
     truth_core, detail = lldb_truth_core(pair, intact_core, stripped_core)
     truth_values = lldb_values(Lldb(plugin=False), pair.intact.exe, truth_core, regs)
     rows = []
-    for label, setup in LLDB_SIDE_FILES:
-        ours = lldb_values(Lldb(plugin=True, setup=setup), pair.stripped.exe, stripped_core, regs)
+    runs = [(label, setup, (), None) for label, setup in LLDB_SIDE_FILES]
+    runs += [(*REENABLED, None), (" no server", (), (), NO_SERVER)]
+    for label, setup, after, env in runs:
+        ours = lldb_values(Lldb(plugin=True, setup=setup, after_target=after, env=env),
+                           pair.stripped.exe, stripped_core, regs)
         rows.append(Row(pair.name, f"lldb {pair.arch.name}{label}",
                         compare(truth_values, ours, regs), detail=detail))
     return rows
