@@ -121,7 +121,9 @@ std::optional<std::filesystem::path> served_cache_dir() {
 }
 
 // How the served files are made and how many are kept.
-debuginfo::SynthesizeOptions served_options() { return {debuginfo::FallbackNames::Lldb, true}; }
+debuginfo::SynthesizeOptions served_options() {
+  return {.fallback_names = debuginfo::FallbackNames::Lldb};
+}
 server::CacheLimits served_limits() { return {0, kServedBytes}; }
 
 // The index remembers each module's content hash beside the files made of it: a large
