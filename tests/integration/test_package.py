@@ -18,7 +18,6 @@ lintian finds no error, and `dpkg -x` unpacks it into a throwaway root. Then, fr
 Prints the frame counts per thread: truth, GDB alone, GDB with the package."""
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
