@@ -26,6 +26,8 @@ plugin loaded after the core (the stripped copy's own core: "v1 after" / "stripp
 with `unwindkit disable` before the target and `unwindkit enable` after a `bt all` ("v1
 re-enabled" / "stripped re-enabled"), and with no in-process server (TMPDIR names no folder: "v1
 no server" / "stripped no server")."""
+import dataclasses
+import functools
 import os
 import subprocess
 import sys
@@ -76,37 +78,49 @@ def check_no_server():
     return problems
 
 
+@dataclasses.dataclass
+class Run:
+    """One LLDB run with the plugin, and the oracle's lines it must equal."""
+    label: str
+    exe: str
+    maps: tuple = ()  # target.object-map pairs
+    core: str = None  # None: live
+    want: list = None  # the oracle's lines
+    after: bool = False  # the plugin loaded after the target
+    setup: tuple = ()  # the plugin's commands before the target
+    after_target: tuple = ()  # the plugin's commands once the target is made
+    env: dict = None  # variables set for LLDB
+
+
 def check(pair, core, rows):
     oracle = pair.eh_frame
     oracle_maps = ((pair.stripped.dir, oracle.dir),) if oracle.libs else ()
     want_core = bt_all(oracle.exe, core, plugin=False, object_map=oracle_maps)
     if not any(thread_frames(want_core)):
         raise AssertionError(f"{pair.name}: LLDB printed no frames on the oracle copy")
-    # (label, executable, object-map, core or None = live, the oracle's lines, plugin after
-    # the target, the plugin's setup commands, its commands once the target is made, LLDB's
-    # environment)
-    runs = [(label, exe, maps, core, want_core, False, (), (), None)
+    runs = [Run(label, exe, maps, core=core, want=want_core)
             for label, exe, maps in variants(pair)]
-    first = runs[0][0]
+    first = runs[0].label
+    stripped = functools.partial(Run, exe=pair.stripped.exe, core=core, want=want_core)
     # The plugin loaded at the prompt once the core is loaded: modules LLDB made before it.
-    runs.append((first + " after", pair.stripped.exe, (), core, want_core, True, (), (), None))
+    runs.append(stripped(first + " after", after=True))
     # The first session of a module too large to wait for: its quick side file.
-    runs.append((first + " quick", pair.stripped.exe, (), core, want_core, False,
-                 (QUICK_SETUP,), (), None))
+    runs.append(stripped(first + " quick", setup=(QUICK_SETUP,)))
     # Disabled before the target, enabled after a look at LLDB's own `bt all`: the modules LLDB
     # made without side files, and has unwound, are made again.
-    runs.append((first + " re-enabled", pair.stripped.exe, (), core, want_core, False,
-                 ("unwindkit disable",), REENABLE, None))
+    runs.append(stripped(first + " re-enabled", setup=("unwindkit disable",),
+                         after_target=REENABLE))
     # No in-process server: LLDB is given each side file as the plugin makes the module again.
-    runs.append((first + " no server", pair.stripped.exe, (), core, want_core, False, (), (),
-                 NO_SERVER))
+    runs.append(stripped(first + " no server", env=NO_SERVER))
     if not pair.arch.runner:  # live: LLDB runs the program itself (AArch64 needs qemu)
         want_live = bt_all(oracle.exe, None, plugin=False, object_map=oracle_maps)
-        runs.append(("live", pair.stripped.exe, (), None, want_live, False, (), (), None))
+        runs.append(Run("live", pair.stripped.exe, core=None, want=want_live))
     problems = []
-    for label, exe, maps, run_core, want, after, setup, after_target, env in runs:
-        got = bt_all(exe, run_core, plugin=True, object_map=maps, plugin_after_target=after,
-                     setup=setup, after_target=after_target, env=env)
+    for run in runs:
+        label, exe, run_core, want = run.label, run.exe, run.core, run.want
+        got = bt_all(exe, run_core, plugin=True, object_map=run.maps,
+                     plugin_after_target=run.after, setup=run.setup,
+                     after_target=run.after_target, env=run.env)
         if run_core is None:
             want, got, left_out = same_frame0_threads(want, got)
             if left_out:
@@ -120,7 +134,7 @@ def check(pair, core, rows):
         rows.append((pair.arch.name, pair.name, label, len(want_threads),
                      sum(map(len, want_threads)), sum(map(len, got_threads)), same,
                      max(len(w), len(g)), extra))
-        diff = first_difference(w, g, unavailable_allowed=QUICK_SETUP in setup)
+        diff = first_difference(w, g, unavailable_allowed=QUICK_SETUP in run.setup)
         if diff:
             problems.append(f"{label}: {diff}")
         if extra:

@@ -108,11 +108,13 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
 
 
 LLDB_SIDE_FILES = (("", ()), (QUICK, ("unwindkit set side-file-wait-limit 0",)))
-# Disabled before the target is made, enabled after LLDB's own `bt all`: the modules LLDB made
-# without side files get theirs by `target symbols add` (the plugin's other path), which
-# states the analyzed rows.
-REENABLED = (" re-enabled", ("unwindkit disable",), ("bt all", "unwindkit enable"))
-NO_SERVER = {"TMPDIR": "/nonexistent"}  # the plugin's server has no folder: it does not start
+# The prompt's runs: (label, commands after the plugin loads, commands once the target is
+# made, variables set for LLDB). Also: disabled before the target is made and enabled after
+# LLDB's own `bt all` (the modules LLDB made without side files are made again), and with no
+# in-process server (TMPDIR names no folder: each module is given its file as it is made again).
+LLDB_RUNS = (*((label, setup, (), None) for label, setup in LLDB_SIDE_FILES),
+             (" re-enabled", ("unwindkit disable",), ("bt all", "unwindkit enable"), None),
+             (" no server", (), (), {"TMPDIR": "/nonexistent"}))
 
 
 def lldb_truth_core(pair, intact_core, stripped_core):
@@ -126,14 +128,12 @@ def lldb_truth_core(pair, intact_core, stripped_core):
 
 def lldb_rows(pair, intact_core, stripped_core):
     """LLDB with the plugin on the stripped copy against LLDB alone on the intact copy: with
-    the analyzed side file, and with the quick one."""
+    the analyzed side file, the quick one, after `unwindkit enable`, and with no server."""
     regs = REGISTERS[pair.arch.name]
     truth_core, detail = lldb_truth_core(pair, intact_core, stripped_core)
     truth_values = lldb_values(Lldb(plugin=False), pair.intact.exe, truth_core, regs)
     rows = []
-    runs = [(label, setup, (), None) for label, setup in LLDB_SIDE_FILES]
-    runs += [(*REENABLED, None), (" no server", (), (), NO_SERVER)]
-    for label, setup, after, env in runs:
+    for label, setup, after, env in LLDB_RUNS:
         ours = lldb_values(Lldb(plugin=True, setup=setup, after_target=after, env=env),
                            pair.stripped.exe, stripped_core, regs)
         rows.append(Row(pair.name, f"lldb {pair.arch.name}{label}",
