@@ -208,8 +208,8 @@ def check_program(arch, case, work, src, failures):
 
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work,
            "UNWINDKIT_CACHE_DIR": os.path.join(work, "gdb-cache")}
-    gdb_ctf, status = run_bt(arch, ctf_exe, core, env, True, False)
-    gdb_v1, _ = run_bt(arch, v1_exe, core, env, True, False)
+    gdb_ctf, status, _ = run_bt(arch, ctf_exe, core, env, True, False)
+    gdb_v1, _, _ = run_bt(arch, v1_exe, core, env, True, False)
     gdb_ctf, gdb_v1 = normalized_gdb(gdb_ctf, folders), normalized_gdb(gdb_v1, folders)
     gdb_frames = sum(1 for line in gdb_v1 if line.startswith("#"))
     if gdb_ctf != gdb_v1 or gdb_frames == 0:

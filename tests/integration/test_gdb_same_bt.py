@@ -15,7 +15,9 @@ Core runs source the plugin after the files load, live runs before (both paths a
 files). Normalized: thread LWP numbers (threads pair by creation order), GDB's thread numbers (they
 follow the order threads reach the core) and the copies' folders. Threads whose frame #0 differs
 between the two runs (a live thread caught elsewhere) are left out and counted. Frames the
-plugin run prints past the oracle's last frame are counted: 0 expected everywhere.
+plugin run prints past the oracle's last frame are counted: 0 expected everywhere. With the
+plugin, GDB must write no line naming a side file to stderr (its terminal): GDB alone on the
+`.eh_frame` copy writes none.
 One GDB run per core (or live run), every command batched.
 
 `--side-files-off` runs the plugin with `unwindkit set side-files off` (the Python unwinder
@@ -66,9 +68,9 @@ def _free_port():
 
 
 def run_bt(arch, exe, core, env, plugin, live, early=(), mode="on"):
-    """(`thread apply all bt` lines, `unwindkit status` text or "") of one GDB run on `exe`
-    with `core`, or live to the crash (under qemu's GDB stub for AArch64, run as
-    truth/cores.py runs it for a core)."""
+    """(`thread apply all bt` lines, `unwindkit status` text or "", the lines GDB wrote to its
+    terminal's stderr that name a side file) of one GDB run on `exe` with `core`, or live to
+    the crash (under qemu's GDB stub for AArch64, run as truth/cores.py runs it for a core)."""
     runner = None
     if live and arch.runner:
         port = _free_port()
@@ -124,7 +126,11 @@ def _gdb_bt(gdb, exe, core, env, plugin, live, early, mode, start):
         raise RuntimeError(f"GDB printed no backtrace: {' '.join(cmd)}\n{p.stdout[-1000:]}\n"
                            f"{p.stderr[-1000:]}")
     bt, _, status = p.stdout.split(MARK + "\n", 1)[1].partition(STATUS_MARK + "\n")
-    return bt.splitlines(), status
+    # GDB on the `.eh_frame` copy says nothing about a side file ("section .data not found in
+    # FILE" was printed for each section a side file lacked, in every session).
+    cache = env.get("UNWINDKIT_CACHE_DIR")
+    side_lines = [line for line in p.stderr.splitlines() if cache and cache in line]
+    return bt.splitlines(), status, side_lines
 
 
 def threads(lines, folders):
@@ -222,9 +228,12 @@ def check_program(arch, case, work, src, env, mode):
 
     def plugin_row(variant, oracle, exe, core, early=(), extra=()):
         row = Row(arch.name, case.name, variant)
-        lines, status = run_bt(arch, exe, core, env, True, core is None, early, mode)
+        lines, status, side_lines = run_bt(arch, exe, core, env, True, core is None, early, mode)
         compare(row, oracle, threads(lines, [*extra, *folders, (os.path.dirname(exe), "<copy>")]))
         row.problem = row.problem or side_file_problem(status, exe, want_side_file, mode)
+        if side_lines:
+            row.problem = row.problem or f"GDB wrote about a side file: {side_lines[:3]} " \
+                                         f"({len(side_lines)} lines)"
         return row
 
     oracle = threads(run_bt(arch, pair.eh_frame.exe, oracle_core, env, False, False)[0], folders)
@@ -234,12 +243,15 @@ def check_program(arch, case, work, src, env, mode):
         # attached from the cache; GDB's own unwinder does every frame.
         row = Row(arch.name, case.name, "v1 core, next session")
         made = whole_side_files(env["UNWINDKIT_CACHE_DIR"])
-        lines, status = run_bt(arch, pair.stripped.exe, stripped_core, env, True, False, (), "on")
+        lines, status, side_lines = run_bt(arch, pair.stripped.exe, stripped_core, env, True,
+                                           False, (), "on")
         compare(row, oracle, threads(lines, [*folders, (pair.stripped.dir, "<copy>")]))
         if not made:
             row.problem = row.problem or "the first session made no whole side file"
         elif f"side file {made[0]}" not in status:
             row.problem = row.problem or f"the next session did not attach {made[0]}:\n{status}"
+        elif side_lines:
+            row.problem = f"GDB wrote about a side file: {side_lines[:3]} ({len(side_lines)} lines)"
         rows.append(row)
     if arch is truth.X86_64:
         for twin in make_twins(pair.stripped):

@@ -85,10 +85,10 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> symbol_file_dwarf(Endi
 }
 
 // The module's allocated sections, as placeholders: debuggers map a symbol file's symbols onto
-// the module's sections by name and address. `code_only`: its executable sections alone, all
-// that a file of function names and CFI needs (GDB relocates `.debug_frame` by `.text`'s
-// offset); GDB searches a separate debug file's sections as it looks up each frame's pc.
-std::vector<elf::SideFileSection> allocated_sections(const elf::ElfFile& module, bool code_only) {
+// the module's sections by name and address. Every one: GDB warns "section NAME not found in
+// FILE" for each allocated section of the module a separate debug file lacks (symfile.c
+// addr_info_make_relative), about twenty lines per module in every session.
+std::vector<elf::SideFileSection> allocated_sections(const elf::ElfFile& module) {
   // A section in no PT_LOAD (a `.trace` placed past the image) is not mapped, and a header
   // for it would make LLDB replace the module's own section, data and all, with ours.
   auto loaded = [&](const elf::Section& s) {
@@ -98,9 +98,8 @@ std::vector<elf::SideFileSection> allocated_sections(const elf::ElfFile& module,
   };
   std::vector<elf::SideFileSection> out;
   for (const elf::Section& s : module.sections()) {
-    if (!(s.flags & SHF_ALLOC) || s.addr == 0 || !s.name.starts_with('.') || !loaded(s) ||
-        (code_only && !(s.flags & SHF_EXECINSTR)))
-      continue;
+    // Whatever its name: a static glibc's `__libc_freeres_fn` and `__libc_IO_vtables` too.
+    if (!(s.flags & SHF_ALLOC) || s.addr == 0 || s.name.empty() || !loaded(s)) continue;
     out.push_back({s.name, s.flags & (SHF_ALLOC | SHF_WRITE | SHF_EXECINSTR), s.addr, s.size,
                    std::max<uint64_t>(1, s.addralign)});
   }
@@ -349,7 +348,7 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
   spec.type = module.type();
   spec.endian = module.endian();
   spec.build_id = std::move(*build_id);
-  spec.sections = allocated_sections(module, options.fallback_names == FallbackNames::None);
+  spec.sections = allocated_sections(module);
 
   std::map<uint64_t, elf::SideFileSymbol> routines;  // by start: .trace's names win
   add_trace(module, spec, routines, out.left_out);
