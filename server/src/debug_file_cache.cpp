@@ -11,7 +11,7 @@ namespace unwindkit::server {
 namespace {
 
 // Bumped whenever synthesized files change, so stale disk entries are not reused.
-constexpr int kFormat = 5;
+constexpr int kFormat = 6;
 constexpr const char* kFileSuffix = ".debug";
 constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the reason
 constexpr const char* kChanged = "the file changed since it was indexed";
