@@ -87,10 +87,11 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> symbol_file_dwarf(Endi
 // The module's allocated sections, as placeholders: debuggers map a symbol file's symbols onto
 // the module's sections by name and address. Every one: GDB warns "section NAME not found in
 // FILE" for each allocated section of the module a separate debug file lacks (symfile.c
-// addr_info_make_relative), about twenty lines per module in every session.
-std::vector<elf::SideFileSection> allocated_sections(const elf::ElfFile& module) {
-  // A section in no PT_LOAD (a `.trace` placed past the image) is not mapped, and a header
-  // for it would make LLDB replace the module's own section, data and all, with ours.
+// addr_info_make_relative), about twenty lines per module in every session. `unmapped`: also
+// those in no PT_LOAD (a `.trace` or converted `.sframe` placed past the image), which GDB
+// warns about as about any other; for LLDB a header for one would replace the module's own
+// section, data and all, with ours.
+std::vector<elf::SideFileSection> allocated_sections(const elf::ElfFile& module, bool unmapped) {
   auto loaded = [&](const elf::Section& s) {
     return std::any_of(module.segments().begin(), module.segments().end(), [&](const elf::Segment& p) {
       return p.type == PT_LOAD && s.addr >= p.vaddr && s.addr - p.vaddr < p.memsz;
@@ -99,7 +100,8 @@ std::vector<elf::SideFileSection> allocated_sections(const elf::ElfFile& module)
   std::vector<elf::SideFileSection> out;
   for (const elf::Section& s : module.sections()) {
     // Whatever its name: a static glibc's `__libc_freeres_fn` and `__libc_IO_vtables` too.
-    if (!(s.flags & SHF_ALLOC) || s.addr == 0 || s.name.empty() || !loaded(s)) continue;
+    if (!(s.flags & SHF_ALLOC) || s.addr == 0 || s.name.empty() || (!unmapped && !loaded(s)))
+      continue;
     out.push_back({s.name, s.flags & (SHF_ALLOC | SHF_WRITE | SHF_EXECINSTR), s.addr, s.size,
                    std::max<uint64_t>(1, s.addralign)});
   }
@@ -348,7 +350,7 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
   spec.type = module.type();
   spec.endian = module.endian();
   spec.build_id = std::move(*build_id);
-  spec.sections = allocated_sections(module);
+  spec.sections = allocated_sections(module, options.fallback_names == FallbackNames::None);
 
   std::map<uint64_t, elf::SideFileSymbol> routines;  // by start: .trace's names win
   add_trace(module, spec, routines, out.left_out);
