@@ -84,6 +84,15 @@ def build_id(exe):
     raise AssertionError(f"no build-id in {exe}")
 
 
+def last_thread_bt(commands, exe):
+    """(LLDB alone's last thread's frames, the plugin's, the plugin run's output) for `commands`
+    on `exe`: LLDB alone runs the first three (to `bt`), the plugin's run all of them with
+    `unwindkit status` among them. Raises AssertionError when LLDB fails."""
+    native = Lldb(plugin=False).run(commands[:3], exe)
+    ours = Lldb(plugin=True).run(commands, exe)
+    return threads(native)[-1:], threads(ours.split("unwindkit status")[0])[-1:], ours
+
+
 def repeated_rows_case(work, problems):
     """The 2 MB function made PCMASK, repeating its first row every byte."""
     try:
@@ -94,16 +103,14 @@ def repeated_rows_case(work, problems):
     commands = [f"breakpoint set -s prog -a {address:#x}", "process launch -X false", "bt",
                 "unwindkit status"]
     try:
-        native = Lldb(plugin=False).run(commands[:3], exe)
-        ours = Lldb(plugin=True).run(commands, exe)
+        want, got, ours = last_thread_bt(commands, exe)
     except AssertionError as e:
         problems.append(f"repeated rows: {e}")
         return
-    want, got = threads(native)[-1:], threads(ours.split("unwindkit status")[0])[-1:]
     status = ours.split("unwindkit status", 1)[-1]
     why = f"not installed: {reason}"
     if not want or not want[0]:
-        problems.append(f"repeated rows: LLDB alone printed no frame: {native[-2000:]}")
+        problems.append(f"repeated rows: LLDB alone printed no frame: {want}")
     elif got != want:
         problems.append(f"repeated rows: bt with the plugin {got} differs from LLDB's {want}")
     elif why not in status:
@@ -145,13 +152,10 @@ def main():
             exe = os.path.join(d, "prog")
             corrupt(good, exe, sframe_offset + offset, data)
             try:
-                native = Lldb(plugin=False).run(commands[:3], exe)
-                ours = Lldb(plugin=True).run(commands, exe)
+                want, got, ours = last_thread_bt(commands, exe)
             except AssertionError as e:
                 problems.append(f"{what}: {e}")
                 continue
-            want = threads(native)[-1:]
-            got = threads(ours.split("unwindkit status")[0])[-1:]
             if not want or len(want[0]) < 4:
                 problems.append(f"{what}: LLDB alone did not unwind: {want}")
             elif got != want:
