@@ -149,23 +149,28 @@ Decoder* Decoder::for_arch(Arch arch) {
 
 namespace {
 
-// The chain of kept instructions for code starting with these bytes: by its first two, or
-// for a last byte by that byte alone (after the 2^16 chains of two).
-constexpr size_t kChains = (size_t{1} << 16) + 256;
-std::optional<size_t> chain_of(const uint8_t* code, size_t size) {
+// What kept instructions for code starting with these bytes are found by: its first two
+// bytes, or for a last byte that byte alone (after the 2^16 keys of two).
+std::optional<uint32_t> key_of(const uint8_t* code, size_t size) {
   if (size == 0) return std::nullopt;
-  if (size == 1) return (size_t{1} << 16) + code[0];
-  return size_t{code[0]} | size_t{code[1]} << 8;
+  if (size == 1) return (uint32_t{1} << 16) + code[0];
+  return uint32_t{code[0]} | uint32_t{code[1]} << 8;
+}
+
+// Fibonacci hashing: the top bits of the key times 2^32 / phi.
+size_t bucket_of(uint32_t key, unsigned bits) {
+  return static_cast<uint32_t>(key * 2654435769u) >> (32 - bits);
 }
 
 }  // namespace
 
 const Decoder::Known* Decoder::known(const uint8_t* code, size_t size) const {
-  const auto chain = chain_of(code, size);
-  if (!chain || chains_.empty()) return nullptr;
-  for (int32_t i = chains_[*chain]; i >= 0; i = known_[static_cast<size_t>(i)].chain) {
+  const auto key = key_of(code, size);
+  if (!key || buckets_.empty()) return nullptr;
+  for (int32_t i = buckets_[bucket_of(*key, kBucketBits)]; i >= 0;
+       i = known_[static_cast<size_t>(i)].chain) {
     const Known& k = known_[static_cast<size_t>(i)];
-    if (k.match <= size && std::memcmp(k.insn.bytes, code, k.insn.size) == 0 &&
+    if (k.key == *key && k.match <= size && std::memcmp(k.insn.bytes, code, k.insn.size) == 0 &&
         (k.match == k.insn.size || code[k.insn.size] == k.next))
       return &k;
   }
@@ -175,15 +180,20 @@ const Decoder::Known* Decoder::known(const uint8_t* code, size_t size) const {
 void Decoder::remember(const cs_insn& insn, const uint8_t* code, size_t size) {
   // A one-byte instruction with the byte after it, or as the code's last byte.
   const size_t match = std::min(std::max<size_t>(insn.size, 2), size);
-  const auto chain = chain_of(code, size);
-  if (!chain || known_.size() == kMaxKnown || check_ == nullptr) return;
+  const auto key = key_of(code, size);
+  if (!key || known_.size() == kMaxKnown || check_ == nullptr) return;
   // A branch's target is its address plus an offset: never the same elsewhere.
   for (const cs_group_type g : {CS_GRP_JUMP, CS_GRP_CALL, CS_GRP_BRANCH_RELATIVE})
     if (cs_insn_group(handle_, &insn, g)) return;
-  if (chains_.empty()) chains_.assign(kChains, -1);
-  size_t length = 0;
-  for (int32_t i = chains_[*chain]; i >= 0; i = known_[static_cast<size_t>(i)].chain) ++length;
-  if (length == kMaxChain) return;
+  if (buckets_.empty()) {
+    buckets_.assign(size_t{1} << kBucketBits, -1);
+    known_.reserve(kMaxKnown);  // never grown: no copy of the kept ones
+  }
+  int32_t& head = buckets_[bucket_of(*key, kBucketBits)];
+  size_t same = 0;
+  for (int32_t i = head; i >= 0; i = known_[static_cast<size_t>(i)].chain)
+    same += known_[static_cast<size_t>(i)].key == *key;
+  if (same == kMaxChain) return;
   // The bytes it is kept by alone, at an address far from this one: the same instruction,
   // with nothing more read, or it is not kept.
   const uint8_t* p = code;
@@ -201,8 +211,9 @@ void Decoder::remember(const cs_insn& insn, const uint8_t* code, size_t size) {
   std::memcpy(&k.detail, insn.detail, detail_size_);
   k.match = static_cast<uint8_t>(match);
   k.next = match > insn.size ? code[insn.size] : 0;
-  k.chain = chains_[*chain];
-  chains_[*chain] = static_cast<int32_t>(known_.size() - 1);
+  k.key = *key;
+  k.chain = head;
+  head = static_cast<int32_t>(known_.size() - 1);
 }
 
 Instructions::Instructions(Decoder& d, Bytes code, uint64_t address)

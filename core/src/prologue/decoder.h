@@ -59,16 +59,21 @@ class Decoder {
   // is kept by is kept: those bytes alone, decoded at another address, give the same
   // instruction (not a relative branch). They are its own bytes, and for a one-byte
   // instruction the byte after it too, unless it ends the code (a function's `ret`).
-  // Bounded: a kept one is about 2 KB.
+  // Bounded: a kept one is about 2 KB. Their storage is reserved whole at the first one
+  // (address space: pages are touched as they are filled), and the chains' heads are a small
+  // hashed table: a process's first function, often its only one (GDB's side file of a small
+  // program), paid for clearing a 2^16-entry table and copying the kept ones at each growth.
   static constexpr size_t kMaxKnown = 1024;
   static constexpr size_t kMaxChain = 8;  // kept ones starting with the same two bytes
+  static constexpr unsigned kBucketBits = 12;
   struct Known {
     cs_insn insn;
     cs_detail detail;  // its first detail_size_ bytes: what Capstone writes
     uint8_t match;     // the bytes it is kept by: insn.bytes, and for a one-byte one the next
                        // unless it ends the code
     uint8_t next;
-    int32_t chain;     // the next kept one with the same first two bytes, or -1
+    uint32_t key;      // its first two bytes, or its last one (key_of)
+    int32_t chain;     // the next kept one in the same bucket, or -1
   };
   // The instruction kept for the code at `code`, or nullptr.
   const Known* known(const uint8_t* code, size_t size) const;
@@ -77,7 +82,7 @@ class Decoder {
   void remember(const cs_insn& insn, const uint8_t* code, size_t size);
   size_t detail_size_;           // the part of cs_detail Capstone writes for this architecture
   std::vector<Known> known_;
-  std::vector<int32_t> chains_;  // by the first two bytes (a last one: by it): the first Known, or -1
+  std::vector<int32_t> buckets_;  // by the hash of the key: the first Known, or -1
   cs_insn* check_;               // where remember() decodes the bytes again
 };
 
