@@ -5,6 +5,8 @@
   loaded the extension (`_unwindkit`) after `info frame-filter`;
 - a file without `.sframe` (as `readelf -S` lists its sections; the test's Python binary)
   gets none, and a later session knows so by its build-id without loading the extension;
+  the first session, which loads it to learn so, does not map Capstone into GDB
+  (/proc/self/maps): the extension loads it when it first decodes an instruction;
 - the folder is bounded: past 1 GiB the least recently used side files go (sparse stand-ins
   of 700 MB here), the newest stays, and a private `.tmp-` file left by a GDB that died
   writing it goes once it is an hour old (a fresh one, maybe being written, stays);
@@ -38,14 +40,16 @@ def side_file(stripped):
 
 
 _EXTENSION = "python print('extension loaded:', '_unwindkit' in sys.modules)"
+_CAPSTONE = "python print('capstone mapped:', 'libcapstone' in open('/proc/self/maps').read())"
 
 
 def extension_loaded(exe):
     """Whether a fresh GDB on `exe` has loaded the extension after `info frame-filter` (which
-    asks the `.trace` filter whether any file has `.trace`)."""
+    asks the `.trace` filter whether any file has `.trace`), whether Capstone is mapped into
+    it then, and the output."""
     out = run_gdb("gdb", exe, commands=["python import sys", "info frame-filter", _EXTENSION,
-                                        "unwindkit status"])
-    return "extension loaded: True" in out, out
+                                        _CAPSTONE, "unwindkit status"])
+    return "extension loaded: True" in out, "capstone mapped: True" in out, out
 
 
 def check_no_sframe(cache):
@@ -60,11 +64,16 @@ def check_no_sframe(cache):
     build_id = re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
     problems = []
     for session in ("first", "second"):
-        loaded, out = extension_loaded(exe)
+        loaded, capstone, out = extension_loaded(exe)
         if f"{exe}\n" not in out or "no side file: no .sframe" not in out:
             problems.append(f"{session} session: status does not say {exe} has no .sframe:\n{out}")
+        if session == "first" and not loaded:
+            problems.append(f"first session on {exe} did not load the extension: nothing "
+                            "checked that it leaves Capstone unloaded")
         if session == "second" and loaded:
             problems.append(f"second session on {exe} loaded the extension")
+        if capstone:
+            problems.append(f"{session} session on {exe} mapped Capstone, which no file needed")
     if not any(n.startswith(build_id + "-") for n in os.listdir(cache)):
         problems.append(f"nothing in {cache} is named by {exe}'s build-id {build_id}")
     return problems
