@@ -187,6 +187,13 @@ def compare(row, oracle, ours):
         row.problem = first_diff
 
 
+def stderr_problem(side_lines):
+    """'' unless GDB wrote lines naming a side file to its terminal (GDB alone writes none)."""
+    if not side_lines:
+        return ""
+    return f"GDB wrote about a side file: {side_lines[:3]} ({len(side_lines)} lines)"
+
+
 def side_file_problem(status, exe, want_side_file, mode):
     """'' if `unwindkit status` says `exe` got a side file exactly when it should (in "later"
     mode, the one holding the entry point's rule alone)."""
@@ -230,10 +237,8 @@ def check_program(arch, case, work, src, env, mode):
         row = Row(arch.name, case.name, variant)
         lines, status, side_lines = run_bt(arch, exe, core, env, True, core is None, early, mode)
         compare(row, oracle, threads(lines, [*extra, *folders, (os.path.dirname(exe), "<copy>")]))
-        row.problem = row.problem or side_file_problem(status, exe, want_side_file, mode)
-        if side_lines:
-            row.problem = row.problem or f"GDB wrote about a side file: {side_lines[:3]} " \
-                                         f"({len(side_lines)} lines)"
+        row.problem = (row.problem or side_file_problem(status, exe, want_side_file, mode)
+                       or stderr_problem(side_lines))
         return row
 
     oracle = threads(run_bt(arch, pair.eh_frame.exe, oracle_core, env, False, False)[0], folders)
@@ -250,8 +255,8 @@ def check_program(arch, case, work, src, env, mode):
             row.problem = row.problem or "the first session made no whole side file"
         elif f"side file {made[0]}" not in status:
             row.problem = row.problem or f"the next session did not attach {made[0]}:\n{status}"
-        elif side_lines:
-            row.problem = f"GDB wrote about a side file: {side_lines[:3]} ({len(side_lines)} lines)"
+        else:
+            row.problem = row.problem or stderr_problem(side_lines)
         rows.append(row)
     if arch is truth.X86_64:
         for twin in make_twins(pair.stripped):
