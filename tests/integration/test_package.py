@@ -33,7 +33,8 @@ LLDB_PLUGIN = "usr/lib/unwindkit/libunwindkit-lldb.so"
 PACKAGED = ("usr/bin/unwindkit", GDB_PLUGIN, "usr/share/unwindkit/gdb/unwindkit_gdb/__init__.py",
             LLDB_PLUGIN, GDBINIT_D, "usr/share/man/man1/unwindkit.1.gz",
             "usr/share/doc/unwindkit/README.md", "usr/share/doc/unwindkit/ARCHITECTURE.md")
-# Libraries the binaries link (readelf -d NEEDED), by the Debian package that holds them.
+# Libraries the binaries link (readelf -d NEEDED) or load on first use (Capstone), by the
+# Debian package that holds them.
 DEPENDS = ("libpython3.11", "liblldb-22", "libdw1", "libelf1", "libcapstone4", "libfmt9")
 CASE = "omit_fp"  # -fomit-frame-pointer: GDB alone cannot walk it without .eh_frame
 
