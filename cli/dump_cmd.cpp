@@ -58,10 +58,9 @@ int dump_elf(const std::string& path, std::shared_ptr<const std::vector<uint8_t>
     return kExitDataProblem;
   }
   if (sframe_section) {
-    auto section = sframe::decode(sframe_section->section->data, sframe_section->section->addr,
-                                  sframe_section->format);
-    if (!section) return report(path, section.error());
-    sframe::dump(*section, write_stdout);
+    auto done = sframe::dump(sframe_section->section->data, sframe_section->section->addr,
+                             sframe_section->format, write_stdout);
+    if (!done) return report(path, done.error());
   }
   if (trace_section != nullptr) {
     auto section = trace::decode(trace_section->data, f->is_64() ? 8 : 4);

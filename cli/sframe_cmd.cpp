@@ -102,12 +102,20 @@ void add_input_options(CLI::App* cmd, Input& in) {
 
 int run_dump(const Input& in, bool as_json) {
   Loaded l;
-  auto s = load_decoded(in, l);
-  if (!s) return kExitDataProblem;
-  if (as_json)
+  if (as_json) {
+    auto s = load_decoded(in, l);
+    if (!s) return kExitDataProblem;
     write_stdout(sframe::dump_json(sframe::FileTable{in.path, &*s, {}, l.bytes.size()}));
-  else
-    sframe::dump(*s, write_stdout);  // streamed: the same text as sframe::dump_text
+    return kExitOk;
+  }
+  auto loaded = load(in);
+  if (!loaded) return kExitDataProblem;
+  // Streamed from the bytes: the same text as sframe::dump_text, without the decoded section.
+  if (auto done = sframe::dump(loaded->bytes, loaded->address, loaded->format, write_stdout);
+      !done) {
+    std::fprintf(stderr, "unwindkit: %s: %s\n", in.path.c_str(), done.error().to_string().c_str());
+    return kExitDataProblem;
+  }
   return kExitOk;
 }
 

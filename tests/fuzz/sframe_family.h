@@ -1,12 +1,15 @@
 // The body of the SFrame-family fuzz targets (fuzz_sframe: .sframe, fuzz_ctf_frame: CTF
 // Frame): decode, validate, the rows by rule, dump, and lookups at a few PCs (every
 // function's first and last byte, the bytes just outside, and every row's first byte).
-// Nothing may crash or hang; the Index must agree with the decoded section (same Error, same
-// rules), and visit_rule_rows with validate() (the same problems).
+// Nothing may crash or hang; the Index and the dump from the bytes must agree with the decoded
+// section (same Error; same rules, same text), and visit_rule_rows with validate() (the same
+// problems).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "unwindkit/sframe/dump.h"
@@ -29,8 +32,14 @@ inline int fuzz_sframe_family(const uint8_t* data, size_t size, unwindkit::sfram
   auto s = sframe::decode(bytes, kAddress, format);
   auto index = sframe::Index::build(bytes, kAddress, format);
   if (bool(s) != bool(index) || (!s && s.error() != index.error())) __builtin_trap();
+  std::string streamed;
+  auto dumped = sframe::dump(bytes, kAddress, format,
+                             [&](std::string_view piece) { streamed.append(piece); });
+  if (bool(s) != bool(dumped) || (!s && (s.error() != dumped.error() || !streamed.empty())))
+    __builtin_trap();
   if (!s) return 0;
-  sum += sframe::dump(*s).size();
+  if (sframe::dump(*s) != streamed) __builtin_trap();
+  sum += streamed.size();
   for (const auto& f : s->fdes) {
     std::vector<uint64_t> pcs = {f.func_start - 1, f.func_start, f.func_end() - 1, f.func_end()};
     for (const auto& fre : f.fres) pcs.push_back(f.func_start + fre.start_offset);

@@ -3,7 +3,10 @@
 // in shared/vectors/sframe/ are picked up without touching this file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sframe_vectors.h"
 #include "unwindkit/sframe/dump.h"
@@ -37,6 +40,52 @@ TEST(SFrameVectors, DumpEqualsObjdump) {
     ASSERT_TRUE(section) << section.error().to_string();
     EXPECT_EQ(sframe::dump(*section), strip_container(v.groundtruth));
   }
+}
+
+// The dump read straight from the bytes (the CLI's) prints the same text.
+TEST(SFrameVectors, DumpFromBytesEqualsObjdump) {
+  for (const Vector& v : load_sframe_vectors()) {
+    SCOPED_TRACE(v.name);
+    std::string text;
+    auto done = sframe::dump(v.content, v.section_base, sframe::Format::SFrame,
+                             [&](std::string_view piece) { text.append(piece); });
+    ASSERT_TRUE(done) << done.error().to_string();
+    EXPECT_EQ(text, strip_container(v.groundtruth));
+  }
+}
+
+// Every vector cut short, and with one byte set to 0xff, at each of a spread of places: where
+// decode() refuses the bytes, the dump from the bytes gives the same Error and prints nothing
+// (a bad section is reported, not half printed); where decode() takes them, both dumps agree.
+TEST(SFrameVectors, DumpFromBytesRefusesWhatDecodeRefuses) {
+  size_t refused = 0;
+  auto compare = [&](Bytes bytes, uint64_t section_base) {
+    std::string text;
+    auto done = sframe::dump(bytes, section_base, sframe::Format::SFrame,
+                             [&](std::string_view piece) { text.append(piece); });
+    auto decoded = sframe::decode(bytes, section_base);
+    if (!decoded) {
+      ++refused;
+      ASSERT_FALSE(done);
+      EXPECT_EQ(done.error().to_string(), decoded.error().to_string());
+      EXPECT_EQ(text, "");
+    } else {
+      ASSERT_TRUE(done) << done.error().to_string();
+      EXPECT_EQ(text, sframe::dump(*decoded));
+    }
+  };
+  for (const Vector& v : load_sframe_vectors()) {
+    SCOPED_TRACE(v.name);
+    const size_t step = std::max<size_t>(1, v.content.size() / 23);
+    for (size_t at = 0; at < v.content.size(); at += step) {
+      SCOPED_TRACE(at);
+      compare(Bytes(v.content).first(at), v.section_base);
+      std::vector<uint8_t> changed = v.content;
+      changed[at] = 0xff;
+      compare(changed, v.section_base);
+    }
+  }
+  EXPECT_GT(refused, 0u);
 }
 
 // Sections binutils wrote are well-formed: the strict validator finds nothing in them.

@@ -8,9 +8,11 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <span>
 #include <string_view>
 #include <vector>
 
+#include "read.h"
 #include "row_memo.h"
 #include "unwindkit/sframe/row.h"
 
@@ -163,21 +165,36 @@ void slot_cell(RowText& o, const Section& s, const Fde& fde, const Slot& slot, b
 // interpreted and formatted once.
 using CellMemo = detail::RowMemo<std::string>;
 
+// One function as the dump reads it: from a decoded Section (its rows, and the section's one
+// array of words) or straight from the bytes (the rows and words of this function alone).
+struct FunctionRows {
+  size_t index = 0;
+  const Fde& fde;
+  std::span<const Fre> rows;
+  std::span<const int32_t> words;  // what each row's first_word indexes
+
+  std::span<const int32_t> words_of(const Fre& fre) const {
+    return words.subspan(fre.first_word, fre.word_count());
+  }
+};
+
 // One row: its start and its three cells.
-void dump_row(const Section& s, size_t index, size_t j, CellMemo& memo,
+void dump_row(const Section& s, const FunctionRows& f, size_t j, CellMemo& memo,
               fmt::memory_buffer& out) {
-  const Fde& fde = s.fdes[index];
-  const Fre& fre = fde.fres[j];
+  const Fde& fde = f.fde;
+  const Fre& fre = f.rows[j];
   // PCMASK rows show the raw offset inside the repeated block.
   const uint64_t pc = fde.pcmask() ? fre.start_offset : fde.func_start + fre.start_offset;
-  const auto key = detail::row_key(fde, fre, s.fre_words(fre));
+  const std::span<const int32_t> words = f.words_of(fre);
+  const auto key = detail::row_key(fde, fre, words);
   if (const std::string* cells = key ? memo.find(*key) : nullptr) {
     RowText o(out);
     o.text("\n    ");
     o.hex16(pc);
     return o.text(*cells);
   }
-  auto row = interpret(s, index, j);
+  auto row = detail::interpret_words(s.header, fde.flex(s.header.version), fde.fre_type(), fre,
+                                     words, f.index, j);
   // Words that mean nothing (validate() reports them): say so instead of guessing.
   if (!row) {
     {
@@ -211,12 +228,13 @@ void dump_row(const Section& s, size_t index, size_t j, CellMemo& memo,
   if (key) memo.insert(*key, std::string(cells, o.mark()));
 }
 
-void dump_function(const Section& s, size_t index, CellMemo& memo, fmt::memory_buffer& out) {
-  const Fde& fde = s.fdes[index];
+void dump_function(const Section& s, const FunctionRows& f, CellMemo& memo,
+                   fmt::memory_buffer& out) {
+  const Fde& fde = f.fde;
   {
     RowText o(out);
     o.text("\n    func idx [");
-    o.number(static_cast<int32_t>(index));
+    o.number(static_cast<int32_t>(f.index));
     o.text("]: pc = 0x");
     o.hex(fde.func_start);
     o.text(", size = ");
@@ -237,39 +255,88 @@ void dump_function(const Section& s, size_t index, CellMemo& memo, fmt::memory_b
   // "%-7s%-8s %-10s%-10s%-13s" of STARTPC, the PCMASK mark, CFA, FP and RA.
   out.append(fde.pcmask() ? std::string_view("\n    STARTPC[m]      CFA       FP        RA           ")
                           : std::string_view("\n    STARTPC         CFA       FP        RA           "));
-  for (size_t j = 0; j < fde.fres.size(); ++j) dump_row(s, index, j, memo, out);
+  for (size_t j = 0; j < f.rows.size(); ++j) dump_row(s, f, j, memo, out);
   out.push_back('\n');
+}
+
+// Formats parsed at compile time into one small buffer handed to `sink` whenever it fills:
+// the dump of a large section is tens of megabytes, and holding it whole (then copying it into
+// a string) cost more in fresh pages than the formatting itself.
+class Chunks {
+ public:
+  explicit Chunks(const std::function<void(std::string_view)>& sink) : sink_(sink) {
+    out.reserve(2 * kChunk);
+  }
+  fmt::memory_buffer out;
+  void maybe_flush() {
+    if (out.size() >= kChunk) flush();
+  }
+  void flush() {
+    sink_(std::string_view(out.data(), out.size()));
+    out.clear();
+  }
+
+ private:
+  static constexpr size_t kChunk = size_t{1} << 16;
+  const std::function<void(std::string_view)>& sink_;
+};
+
+// The title and header; `s` needs only its header (the functions follow).
+void dump_title(const Section& s, fmt::memory_buffer& out) {
+  fmt::format_to(std::back_inserter(out), "Contents of the {} section {}:", s.header.info().title,
+                 s.header.section_name());
+  dump_header(s, out);
+  fmt::format_to(std::back_inserter(out), "\n  Function Index :\n");
 }
 
 }  // namespace
 
 void dump(const Section& section, const std::function<void(std::string_view)>& sink) {
-  // Formats parsed at compile time into one small buffer handed to `sink` whenever it fills:
-  // the dump of a large section is tens of megabytes, and holding it whole (then copying it
-  // into a string) cost more in fresh pages than the formatting itself.
-  constexpr size_t kChunk = size_t{1} << 16;
-  fmt::memory_buffer out;
-  out.reserve(2 * kChunk);
-  auto flush = [&] {
-    sink(std::string_view(out.data(), out.size()));
-    out.clear();
-  };
-  fmt::format_to(std::back_inserter(out), "Contents of the {} section {}:",
-                 section.header.info().title, section.header.section_name());
-  dump_header(section, out);
-  fmt::format_to(std::back_inserter(out), "\n  Function Index :\n");
+  Chunks chunks(sink);
+  dump_title(section, chunks.out);
   CellMemo memo;
   for (size_t i = 0; i < section.fdes.size(); ++i) {
-    dump_function(section, i, memo, out);
-    if (out.size() >= kChunk) flush();
+    const Fde& fde = section.fdes[i];
+    dump_function(section, {i, fde, fde.fres, section.words}, memo, chunks.out);
+    chunks.maybe_flush();
   }
-  flush();
+  chunks.flush();
 }
 
 std::string dump(const Section& section) {
   std::string text;
   dump(section, [&](std::string_view piece) { text.append(piece); });
   return text;
+}
+
+Result<void> dump(Bytes bytes, uint64_t section_address, Format format,
+                  const std::function<void(std::string_view)>& sink) {
+  auto layout = detail::read_layout(bytes, format);
+  if (!layout) return tl::unexpected(layout.error());
+  // Read whole first, as decode() reads it: a section that fails is reported, not half
+  // printed. This walk keeps nothing; decoding (a heap block per function, six times the
+  // section in all) took more of a large dump than the printing.
+  auto read = detail::for_each_function(*layout, section_address, format,
+                                        [](size_t, const Fde&, const std::vector<Fre>&,
+                                           const std::vector<int32_t>&) {});
+  if (!read) return tl::unexpected(read.error());
+  Section header_only;
+  header_only.header = layout->header;
+  header_only.endian = layout->section.endian();
+  header_only.address = section_address;
+  Chunks chunks(sink);
+  dump_title(header_only, chunks.out);
+  CellMemo memo;
+  read = detail::for_each_function(
+      *layout, section_address, format,
+      [&](size_t i, const Fde& fde, const std::vector<Fre>& rows,
+          const std::vector<int32_t>& words) {
+        dump_function(header_only, {i, fde, rows, words}, memo, chunks.out);
+        chunks.maybe_flush();
+      });
+  if (!read) return tl::unexpected(read.error());  // the bytes did not change: never
+  chunks.flush();
+  return {};
 }
 
 }  // namespace unwindkit::sframe
