@@ -39,6 +39,10 @@ struct Loaded {
   std::vector<sframe::AddressRange> text;  // executable sections of a linked ELF
 };
 
+void print_problem(const Input& in, const Error& e) {
+  std::fprintf(stderr, "unwindkit: %s: %s\n", in.path.c_str(), e.to_string().c_str());
+}
+
 std::optional<Loaded> load(const Input& in) {
   Loaded l;
   if (in.raw) {
@@ -52,7 +56,7 @@ std::optional<Loaded> load(const Input& in) {
   }
   auto f = elf::ElfFile::map(in.path);
   if (!f) {
-    std::fprintf(stderr, "unwindkit: %s: %s\n", in.path.c_str(), f.error().to_string().c_str());
+    print_problem(in, f.error());
     return std::nullopt;
   }
   l.elf = std::move(*f);
@@ -78,7 +82,7 @@ std::optional<sframe::Section> load_decoded(const Input& in, Loaded& l) {
   l = std::move(*loaded);
   auto s = sframe::decode(l.bytes, l.address, l.format);
   if (!s) {
-    std::fprintf(stderr, "unwindkit: %s: %s\n", in.path.c_str(), s.error().to_string().c_str());
+    print_problem(in, s.error());
     return std::nullopt;
   }
   return std::move(*s);
@@ -101,8 +105,8 @@ void add_input_options(CLI::App* cmd, Input& in) {
 }
 
 int run_dump(const Input& in, bool as_json) {
-  Loaded l;
   if (as_json) {
+    Loaded l;
     auto s = load_decoded(in, l);
     if (!s) return kExitDataProblem;
     write_stdout(sframe::dump_json(sframe::FileTable{in.path, &*s, {}, l.bytes.size()}));
@@ -113,7 +117,7 @@ int run_dump(const Input& in, bool as_json) {
   // Streamed from the bytes: the same text as sframe::dump_text, without the decoded section.
   if (auto done = sframe::dump(loaded->bytes, loaded->address, loaded->format, write_stdout);
       !done) {
-    std::fprintf(stderr, "unwindkit: %s: %s\n", in.path.c_str(), done.error().to_string().c_str());
+    print_problem(in, done.error());
     return kExitDataProblem;
   }
   return kExitOk;

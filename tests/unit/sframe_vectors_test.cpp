@@ -55,8 +55,9 @@ TEST(SFrameVectors, DumpFromBytesEqualsObjdump) {
 }
 
 // Every vector cut short, and with one byte set to 0xff, at each of a spread of places: where
-// decode() refuses the bytes, the dump from the bytes gives the same Error and prints nothing
-// (a bad section is reported, not half printed); where decode() takes them, both dumps agree.
+// decode() refuses the bytes, the dump from the bytes gives the same Error (and prints nothing:
+// sframe_dump_test.cpp checks that on a section whose text is many pieces); where decode()
+// takes them, both dumps agree.
 TEST(SFrameVectors, DumpFromBytesRefusesWhatDecodeRefuses) {
   size_t refused = 0;
   auto compare = [&](Bytes bytes, uint64_t section_base) {

@@ -334,7 +334,7 @@ Result<void> dump(Bytes bytes, uint64_t section_address, Format format,
         dump_function(header_only, {i, fde, rows, words}, memo, chunks.out);
         chunks.maybe_flush();
       });
-  if (!read) return tl::unexpected(read.error());  // the bytes did not change: never
+  if (!read) return tl::unexpected(read.error());  // never: the first reading passed
   chunks.flush();
   return {};
 }
