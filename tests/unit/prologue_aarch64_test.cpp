@@ -149,4 +149,32 @@ TEST(PrologueAArch64, RecursiveCallIsNoJumpIntoTheFunction) {
   EXPECT_TRUE(unchanged_at(a, kBase + 0x38));
 }
 
+TEST(PrologueAArch64, LandingPadAfterACallThatDoesNotReturn) {
+  // GCC's shape for a cleanup (sframe::dump's, -O2): a landing pad follows a call that does
+  // not return, and is reached from a call made before x19/x20 were saved, so it saves them
+  // itself. 0 stp x29,x30,[sp,#-48]! / 4 mov x29,sp / 8 bl g (throws to 28)
+  // / c stp x19,x20,[sp,#16] / 10 mov x19,x0 / 14 cbnz x0,24 / 18 ldp x19,x20,[sp,#16]
+  // / 1c ldp x29,x30,[sp],#48 / 20 ret / 24 bl abort / 28 stp x19,x20,[sp,#16]
+  // / 2c mov x19,x0 / 30 bl _Unwind_Resume.
+  // readelf: 0 sp+0 / 4 sp+48 x29 c-48 ra c-40 / 10 x19 c-32 x20 c-24 / 1c x19 u x20 u
+  // / 20 sp+0, all u / 24 sp+48 x19 c-32 x20 c-24 x29 c-48 ra c-40 / 28 x19 u x20 u
+  // / 2c x19 c-32 x20 c-24. SFrame (as --gsframe): rows at 0, 4, 20, 24, 2c.
+  const std::vector<uint8_t> code = {
+      0xfd, 0x7b, 0xbd, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0x00, 0x00, 0x00, 0x94, 0xf3, 0x53,
+      0x01, 0xa9, 0xf3, 0x03, 0x00, 0xaa, 0x80, 0x00, 0x00, 0xb5, 0xf3, 0x53, 0x41, 0xa9,
+      0xfd, 0x7b, 0xc3, 0xa8, 0xc0, 0x03, 0x5f, 0xd6, 0x00, 0x00, 0x00, 0x94, 0xf3, 0x53,
+      0x01, 0xa9, 0xf3, 0x03, 0x00, 0xaa, 0x00, 0x00, 0x00, 0x94};
+  const auto t = test::table(Arch::AArch64, kBase, code.size(),
+                             {{0x0, r::sp, 0}, {0x4, r::sp, 48}, {0x20, r::sp, 0},
+                              {0x24, r::sp, 48}, {0x2c, r::sp, 48}});
+  const auto a = prologue::analyze(Arch::AArch64, code, kBase, t);
+  const Saved body{{19, -32}, {20, -24}, {r::x29, -48}};
+  EXPECT_EQ(saved_at(a, kBase + 0x10), body);
+  EXPECT_EQ(saved_at(a, kBase + 0x24), body);
+  // The pad's store of x19 and x20 into their own slots shows they were not saved on the
+  // way in: the CFI has them the caller's there.
+  EXPECT_EQ(saved_at(a, kBase + 0x28), (Saved{{r::x29, -48}}));
+  EXPECT_FALSE(unchanged_at(a, kBase + 0x28));
+}
+
 }  // namespace

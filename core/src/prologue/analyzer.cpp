@@ -202,6 +202,8 @@ class Pass {
   }
   // Claims from `at` on: the model's, or none.
   void draft(uint64_t at, bool nothing = false);
+  // Register `i` claimed saved nowhere from `from` on (drafted already).
+  void withdraw(size_t i, uint64_t from);
 
   FrameModel m_;
   const ArchInfo& info_;
@@ -257,6 +259,21 @@ void Pass::draft(uint64_t at, bool nothing) {
   if (!lost) d.regs = regs;
 }
 
+void Pass::withdraw(size_t i, uint64_t from) {
+  auto it = std::upper_bound(drafts_.begin(), drafts_.end(), from,
+                             [](uint64_t v, const Draft& d) { return v < d.start; });
+  if (it == drafts_.begin()) return;
+  if (std::prev(it)->start < from) {  // split the draft that covers `from`
+    Draft tail = *std::prev(it);
+    tail.start = from;
+    it = drafts_.insert(it, tail);
+  } else {
+    --it;
+  }
+  for (; it != drafts_.end(); ++it)
+    if (!it->lost && it->regs[i].kind == Kind::Saved) it->regs[i].kind = Kind::Unknown;
+}
+
 void Pass::run(const Decoder& d, const Instructions& code, std::span<const TableRow* const> rows,
                const JumpStates* given) {
   final_ = given != nullptr;
@@ -267,6 +284,9 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
   const TableRow* row = nullptr;
   Flow previous = Flow::Next;
   uint64_t at = func_start_;
+  // Where the code the model walks straight through began: the function's start, a block's,
+  // or the return from a call (which a call that does not return never makes).
+  uint64_t straight_from = func_start_;
   while (const cs_insn* insn = walk.next(at)) {
     bool boundary = false;
     while (next_row < rows.size() && rows[next_row]->start <= at) {
@@ -280,6 +300,7 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
       draft(at, true);  // alignment between blocks: never executed, nothing to claim
       continue;
     }
+    if (previous == Flow::Terminal || previous == Flow::Call) straight_from = at;
     if (!stopped_) {
       if (previous == Flow::Terminal ||
           (previous == Flow::Call && boundary && !matches(m_, key, info_)))
@@ -306,6 +327,12 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
       }
     }
     if (const Flow flow = apply(m_, d, *insn); flow != Flow::Padding) previous = flow;
+    // A register stored into its own save slot again: the code since `straight_from` was
+    // entered with it unsaved (an exception's landing pad after a call that does not return,
+    // whose CFI has the register the caller's). Its claims there are withdrawn.
+    if (const uint32_t resaved = m_.take_resaved(); resaved != 0 && final_)
+      for (size_t i = 0; i < kMaxCalleeSaved; ++i)
+        if (resaved >> i & 1u) withdraw(i, straight_from);
   }
   if (at < func_end_ && !stopped_) {
     lose(at, fmt::format("no instruction decodes at {:#x}", at));

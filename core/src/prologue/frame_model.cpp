@@ -61,8 +61,9 @@ void FrameModel::store(uint16_t dwarf_reg, std::optional<int64_t> slot) {
     store_other(slot);
     return;
   }
-  store_other(slot);  // the slot's old content is gone, whatever it held
   RegState& r = state_.regs[static_cast<size_t>(i)];
+  if (r.kind == Kind::Saved && r.slot == *slot) resaved_ |= 1u << static_cast<unsigned>(i);
+  store_other(slot);  // the slot's old content is gone, whatever it held
   // The first save of the caller's value counts; later stores of a value the frame has
   // changed since do not.
   if (r.kind == Kind::Caller || r.kind == Kind::Restored) r = {Kind::Saved, *slot};

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "unwindkit/arch.h"
 
@@ -67,6 +68,10 @@ class FrameModel {
   std::span<const uint16_t> callee_saved() const { return saved_; }
   // Registers written while they held the caller's value, anywhere so far.
   uint32_t tainted() const { return tainted_; }
+  // Registers stored into the very slot this model had them saved in, since the last take
+  // (each instruction's): no path that saved one does that (it would overwrite the caller's
+  // value with the frame's own), so the code was reached another way than the model assumed.
+  uint32_t take_resaved() { return std::exchange(resaved_, 0u); }
 
   std::optional<int64_t> sp() const { return state_.sp; }
   std::optional<int64_t> fp() const { return state_.fp; }
@@ -101,6 +106,7 @@ class FrameModel {
   uint16_t sp_reg_, fp_reg_;
   FrameState state_;
   uint32_t tainted_ = 0;
+  uint32_t resaved_ = 0;
 };
 
 }  // namespace unwindkit::prologue::detail
