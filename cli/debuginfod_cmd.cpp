@@ -1,31 +1,48 @@
 // `unwindkit debuginfod [--bind ADDR] [--port N] [--cache DIR] ... PATH...`: a debuginfod server
 // handing out, for every indexed module, a debug file synthesized from its SFrame and `.trace`
 // (server/), so that GDB, LLDB and lldb-dap unwind and name stripped modules with no plugin.
-#include <fmt/format.h>
+#include <dlfcn.h>
 
-#include <csignal>
 #include <cstdio>
-#include <optional>
-#include <string>
-#include <vector>
+#include <filesystem>
+#include <memory>
+#include <system_error>
 
 #include "commands.h"
-#include "unwindkit/server/debug_file_cache.h"
-#include "unwindkit/server/debuginfod_server.h"
+#include "debuginfod/serve.h"
 
 namespace unwindkit::cli {
 
+namespace {
+
+// The server library (debuginfod/serve.h): installed, or next to the binary in the build tree.
+std::filesystem::path server_library() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const char* relative : {UNWINDKIT_INSTALLED_DEBUGINFOD, kDebuginfodLibrary}) {
+    const fs::path candidate = (exe_dir / relative).lexically_normal();
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+  }
+  return exe_dir / UNWINDKIT_INSTALLED_DEBUGINFOD;  // named in the error below
+}
+
+int serve(const DebuginfodArgs& args) {
+  const std::string library = server_library().string();
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  using Serve = int (*)(const DebuginfodArgs&);
+  auto* entry = handle ? reinterpret_cast<Serve>(::dlsym(handle, kDebuginfodEntry)) : nullptr;
+  if (entry == nullptr) {
+    std::fprintf(stderr, "unwindkit: cannot load the server: %s\n", ::dlerror());
+    return kExitDataProblem;
+  }
+  return entry(args);
+}
+
+}  // namespace
+
 void add_debuginfod_command(CLI::App& app, int& exit_code) {
-  struct Args {
-    server::ServerOptions server;
-    std::string cache_dir;
-    std::string names = "auto";
-    uint64_t max_file_mib = 512;
-    uint64_t memory_mib = server::kDefaultMemoryBudget >> 20;
-    std::optional<uint64_t> cache_max_mib;
-    std::vector<std::string> paths;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<DebuginfodArgs>();
   CLI::App* cmd = app.add_subcommand(
       "debuginfod", "Serve synthesized debug files (.debug_frame from SFrame, names, .trace lines) "
                     "to debuginfod clients, keyed by build-id");
@@ -57,36 +74,7 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("PATH", args->paths, "ELF files, folders (scanned recursively) and cores")
       ->required();
-  cmd->callback([args, &exit_code] {
-    // A client hanging up mid-answer must not end the server.
-    std::signal(SIGPIPE, SIG_IGN);
-    std::vector<std::string> notes;
-    server::IndexOptions index_options;
-    index_options.max_file_size = args->max_file_mib << 20;
-    const server::ModuleIndex index = server::ModuleIndex::scan(args->paths, index_options, notes);
-    for (const std::string& note : notes) fmt::print(stderr, "unwindkit: {}\n", note);
-    fmt::print(stderr, "unwindkit: indexed {} modules\n", index.size());
-
-    if (args->names != "auto")
-      args->server.names =
-          args->names == "lldb" ? debuginfo::FallbackNames::Lldb : debuginfo::FallbackNames::None;
-    std::optional<std::filesystem::path> cache_dir;
-    if (!args->cache_dir.empty()) cache_dir = args->cache_dir;
-    server::CacheLimits limits;
-    limits.memory = args->memory_mib << 20;
-    if (args->cache_max_mib) limits.disk = *args->cache_max_mib << 20;
-    server::DebugFileCache cache(cache_dir, {}, limits);
-    server::DebuginfodServer http(index, cache, args->server);
-    auto port = http.bind();
-    if (!port) {
-      fmt::print(stderr, "unwindkit: {}\n", port.error().to_string());
-      exit_code = kExitUsage;
-      return;
-    }
-    fmt::print("listening on http://{}:{}\n", args->server.bind, *port);
-    std::fflush(stdout);
-    exit_code = http.run() ? kExitOk : kExitDataProblem;
-  });
+  cmd->callback([args, &exit_code] { exit_code = serve(*args); });
 }
 
 }  // namespace unwindkit::cli

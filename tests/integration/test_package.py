@@ -4,6 +4,8 @@ lintian finds no error, and `dpkg -x` unpacks it into a throwaway root. Then, fr
 - the package holds the CLI, both plugins, the gdbinit.d file, the man page and the docs, and
   declares the libraries the binaries link (dpkg-shlibdeps) and the debuggers' Python;
 - `unwindkit --version` prints the version CMakeLists.txt's project() states;
+- `unwindkit debuginfod` loads its server library from the package (the CLI itself links no
+  HTTP library) and answers a request;
 - GDB started with the root's gdbinit.d file (its /usr rewritten to the root, as a chroot
   would see it) unwinds the stripped twin's core with the plugin: `info unwinder` lists
   unwindkit, every thread's frames start with those GDB alone finds on the intact twin's
@@ -18,8 +20,11 @@ lintian finds no error, and `dpkg -x` unpacks it into a throwaway root. Then, fr
 Prints the frame counts per thread: truth, GDB alone, GDB with the package."""
 import os
 import re
+import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
@@ -30,8 +35,9 @@ SOURCE = os.environ["UNWINDKIT_SOURCE_DIR"]
 GDBINIT_D = "etc/gdb/gdbinit.d/unwindkit.gdb"
 GDB_PLUGIN = "usr/share/unwindkit/gdb/unwindkit-gdb.py"
 LLDB_PLUGIN = "usr/lib/unwindkit/libunwindkit-lldb.so"
+SERVER_LIBRARY = "usr/lib/unwindkit/libunwindkit-debuginfod.so"
 PACKAGED = ("usr/bin/unwindkit", GDB_PLUGIN, "usr/share/unwindkit/gdb/unwindkit_gdb/__init__.py",
-            LLDB_PLUGIN, GDBINIT_D, "usr/share/man/man1/unwindkit.1.gz",
+            LLDB_PLUGIN, SERVER_LIBRARY, GDBINIT_D, "usr/share/man/man1/unwindkit.1.gz",
             "usr/share/doc/unwindkit/README.md", "usr/share/doc/unwindkit/ARCHITECTURE.md")
 # Libraries the binaries link (readelf -d NEEDED) or load on first use (Capstone), by the
 # Debian package that holds them.
@@ -157,6 +163,36 @@ def check_bytecode(deb, root, work):
     return problems
 
 
+def check_debuginfod(root, unwindkit):
+    """The packaged CLI links no HTTP library, and its `debuginfod` command loads the server
+    from the package's folder: it listens and answers 404 for a build-id it did not index."""
+    needed = truth.run(["readelf", "-d", unwindkit]).stdout
+    problems = [f"the CLI links {lib}" for lib in ("libcpp-httplib", "libssl", "libcrypto")
+                if lib in needed]
+    server = subprocess.Popen([unwindkit, "debuginfod", "--port", "0",
+                               os.path.join(root, SERVER_LIBRARY)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        match = re.match(r"listening on (http://\S+)", line)
+        if not match:
+            server.kill()
+            return problems + [f"`unwindkit debuginfod` did not listen: {line!r} "
+                               f"{server.communicate(timeout=30)[1]!r}"]
+        try:
+            no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            no_proxy.open(f"{match.group(1)}/buildid/{'ab' * 20}/debuginfo", timeout=30)
+            problems.append("`unwindkit debuginfod` served a build-id it did not index")
+        except urllib.error.HTTPError as error:
+            if error.code != 404:
+                problems.append(f"`unwindkit debuginfod` answered {error.code}, not 404")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(f"packaged unwindkit debuginfod: {line.strip()}")
+    return problems
+
+
 def check_setup(unwindkit, debugger, plugin, version, work):
     """`setup` twice, the debugger loading the plugin from the init file, `--remove`."""
     problems = []
@@ -213,6 +249,7 @@ def main():
         print(f"packaged unwindkit --version: {got}")
         if got != f"unwindkit {version}":
             problems.append(f"--version prints {got!r}, CMakeLists.txt says {version}")
+        problems += check_debuginfod(root, unwindkit)
         try:
             problems += check_gdb(root, work, version)
         except truth.Skip as skip:
