@@ -11,11 +11,11 @@ Sides, each a fresh GDB, in alternating rounds (bench/debugger_pairs.py times th
   frame its rows cover and leaves the rest (the entry point, libc) to the side file;
 - JIT, every register: the reader also hands back every register that has a DWARF number.
 
-Then what a person reads, per side, against native: the whole `bt` text, and the registers
-of frame 2 that GDB's DWARF unwinder shows as "same value" when a CFI leaves them
-unspecified. A JIT frame cannot say "same value": what the reader does not hand back
-is <not saved>.
-Usage: gdb_jit_route.py PLUGIN CASE_DIR RUNS
+Then what a person reads with the JIT reader, against GDB's DWARF unwinder on the same core:
+the whole text of COMMAND, and the registers of frame 2 that GDB's DWARF unwinder shows as
+"same value" when a CFI leaves them unspecified. A JIT frame cannot say "same value": what the
+reader does not hand back is <not saved>.
+Usage: gdb_jit_route.py PLUGIN CASE_DIR COMMAND RUNS   (COMMAND: `bt`, `thread apply all bt`)
 """
 import os
 import re
@@ -87,7 +87,7 @@ def rows_file(side_file, prog, core, path):
 
 
 def main():
-    plugin, case_dir, runs = sys.argv[1:4]
+    plugin, case_dir, command, runs = sys.argv[1:5]
     runs = int(runs)
     work = tempfile.mkdtemp(prefix="uk-bench-jit.")
     reader = os.path.join(HERE, "gdb_jit_reader.c")
@@ -100,7 +100,7 @@ def main():
     core = {side: os.path.join(case_dir, side, "core.prog") for side in ("ehfram", "stripd")}
     timer = os.path.join(work, "timer.py")
     with open(timer, "w") as f:
-        f.write(GDB_SCRIPT.format(command="bt"))
+        f.write(GDB_SCRIPT.format(command=command))
     pin = os.environ.get("UNWINDKIT_BENCH_CPUS")
     taskset = ["taskset", "-c", pin] if pin else []
 
@@ -127,7 +127,7 @@ def main():
             cmd = [*taskset, "gdb", "-batch", "-nx", *args, "-x", timer]
             times[name].append(one_run(cmd, kept))
 
-    probe = ["-ex", "set pagination off", "-ex", "set backtrace limit unlimited", "-ex", "bt",
+    probe = ["-ex", "set pagination off", "-ex", "set backtrace limit unlimited", "-ex", command,
              "-ex", "echo PROBE\\n", "-ex", "frame 2"]
     probe += [a for r in PROBE for a in ("-ex", f"output ${r}", "-ex", "echo \\n")]
     seen = {}
@@ -138,7 +138,7 @@ def main():
         values = regs.splitlines()[1:]  # after frame 2's own line
         seen[name] = (bt, values)
 
-    print(f"GDB's JIT-reader interface vs GDB's DWARF unwinder   `bt`, "
+    print(f"GDB's JIT-reader interface vs GDB's DWARF unwinder   `{command}`, "
           f"{len(seen['native'][0])} frames, median of {runs} alternating rounds; "
           f"the reader covers {count} rows of the side file's CFI")
     print(f"  {'':44}to first (s)  first (s)  warm (s)  cpu (s)")
@@ -150,16 +150,18 @@ def main():
     for name, o in list(med.items())[1:]:
         print(f"  ratio {name + ' / native':38}{o[0] / n[0]:10.2f}  {o[1] / n[1]:9.2f}  "
               f"{o[2] / n[2]:8.2f}  {o[5] / n[5]:7.2f}")
-    native_bt, native_regs = seen["native"]
-    print(f"  what a person reads, against native (frame 2: {', '.join(PROBE)}):")
-    for name, (bt, values) in list(seen.items())[1:]:
-        same_bt = sum(1 for a, b in zip(bt, native_bt) if a == b)
-        differ = [PROBE[i] for i, (a, b) in enumerate(zip(values, native_regs)) if a != b]
-        differ += PROBE[min(len(values), len(native_regs)):]
-        print(f"    {name:30} bt: {same_bt} of {len(native_bt)} lines the same "
-              f"({len(bt)} printed); registers that differ: {', '.join(differ) or 'none'}")
-        for a, b in [(a, b) for a, b in zip(bt, native_bt) if a != b][:2]:
-            print(f"      {a}\n      native: {b}")
+    # Against GDB's DWARF unwinder on the same core (the plugin): the twins' cores are runs of
+    # their own, whose threads' stacks may differ. The plugin against native says whether
+    # they do here.
+    print(f"  what a person reads (the `{command}` text; frame 2: {', '.join(PROBE)}):")
+    for name, reference in (("plugin", "native"), ("plugin + JIT reader", "plugin"),
+                            ("plugin + JIT, every register", "plugin")):
+        (bt, values), (ref_bt, ref_values) = seen[name], seen[reference]
+        same_bt = sum(1 for a, b in zip(bt, ref_bt) if a == b)
+        differ = [PROBE[i] for i, (a, b) in enumerate(zip(values, ref_values)) if a != b]
+        differ += PROBE[min(len(values), len(ref_values)):]
+        print(f"    {name + ' against ' + reference:44} bt: {same_bt} of {len(ref_bt)} lines "
+              f"the same ({len(bt)} printed); registers that differ: {', '.join(differ) or 'none'}")
     subprocess.run(["rm", "-rf", work], check=False)
 
 
