@@ -9,7 +9,9 @@
    frame a row covers gets rsp = CFA, rip from its slot and each listed register by its rule;
    any other frame is declined, and GDB's own unwinders (the side file) do it. A register no
    rule lists is not handed back: GDB shows it <not saved>, where its DWARF unwinder assumes
-   "same value" for a register a CFI leaves unspecified.
+   "same value" for a register a CFI leaves unspecified. A row is looked up at the frame's pc
+   itself: the product would look a return address up at pc - 1 (the core's CodeAddress) and
+   decline where the two rows differ, a little more work per frame than here.
 
    -DPASS_EVERY_REGISTER also hands back, unchanged, every register no rule lists that GDB 13
    gives a DWARF number on x86-64 (the general registers, xmm0-15, st0-7, rflags, the segment
