@@ -185,10 +185,7 @@ void Decoder::remember(const cs_insn& insn, const uint8_t* code, size_t size) {
   // A branch's target is its address plus an offset: never the same elsewhere.
   for (const cs_group_type g : {CS_GRP_JUMP, CS_GRP_CALL, CS_GRP_BRANCH_RELATIVE})
     if (cs_insn_group(handle_, &insn, g)) return;
-  if (buckets_.empty()) {
-    buckets_.assign(size_t{1} << kBucketBits, -1);
-    known_.reserve(kMaxKnown);  // never grown: no copy of the kept ones
-  }
+  if (buckets_.empty()) buckets_.assign(size_t{1} << kBucketBits, -1);
   int32_t& head = buckets_[bucket_of(*key, kBucketBits)];
   size_t same = 0;
   for (int32_t i = head; i >= 0; i = known_[static_cast<size_t>(i)].chain)

@@ -59,10 +59,11 @@ class Decoder {
   // is kept by is kept: those bytes alone, decoded at another address, give the same
   // instruction (not a relative branch). They are its own bytes, and for a one-byte
   // instruction the byte after it too, unless it ends the code (a function's `ret`).
-  // Bounded: a kept one is about 2 KB. Their storage is reserved whole at the first one
-  // (address space: pages are touched as they are filled), and the chains' heads are a small
-  // hashed table: a process's first function, often its only one (GDB's side file of a small
-  // program), paid for clearing a 2^16-entry table and copying the kept ones at each growth.
+  // Bounded: a kept one is about 2 KB. The vector grows as they are kept (reserved whole at the
+  // first one, it held 2 MB after a single function's analysis); a growth copies them, 4 MB at
+  // most in a process's life, and nothing holds one across remember(). The chains' heads are a
+  // small hashed table: a process's first function, often its only one (GDB's side file of a
+  // small program), paid for clearing a 2^16-entry table.
   static constexpr size_t kMaxKnown = 1024;
   static constexpr size_t kMaxChain = 8;  // kept ones starting with the same two bytes
   static constexpr unsigned kBucketBits = 12;
