@@ -26,8 +26,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 
 from debugger_pairs import GDB_SCRIPT, one_run  # noqa: E402
+from truth.cfi import fde_tables  # noqa: E402
 
 # Frame 2's registers compared: general (caller- and callee-saved), flags, vector, segment
 # base. `output $REG` prints each one's value or <not saved>.
@@ -48,8 +50,8 @@ DWARF = {name: number for number, name in enumerate(
 
 
 def rows_file(side_file, prog, core, path):
-    """The side file's CFI rows (`readelf -wF`) at the core's run-time addresses, as the
-    reader reads them; rows whose return address is undefined (the entry point) and rows
+    """The side file's CFI rows (readelf's frames-interp text, truth/cfi.py) at the core's
+    run-time addresses, as the reader reads them; rows whose return address is undefined (the entry point) and rows
     that are not rsp/rbp + offset are left out, so GDB does those frames."""
     files = gdb([prog, core, "-ex", "info files"], os.devnull)
     runtime = re.search(r"0x([0-9a-f]+) - 0x[0-9a-f]+ is \.text\n", files)
@@ -59,28 +61,18 @@ def rows_file(side_file, prog, core, path):
     if runtime is None or in_file is None:
         raise SystemExit(f"bench gdb-jit: no .text address for {prog}")
     bias = int(runtime.group(1), 16) - int(in_file.group(1), 16)
-    text = subprocess.run(["readelf", "-wF", side_file], capture_output=True, text=True,
-                          check=True).stdout
-    lines, columns, fde_end = [], [], 0
-    table = []  # (start, cfa, rules) of the current FDE
-    for line in text.splitlines() + [""]:
-        fde = re.search(r"FDE .*pc=[0-9a-f]+\.\.([0-9a-f]+)", line)
-        words = line.split()
-        if fde or not words:
-            for i, (start, cfa, rules) in enumerate(table):
-                end = table[i + 1][0] if i + 1 < len(table) else fde_end
-                found = re.fullmatch(r"(rsp|rbp)\+(\d+)", cfa)
-                if found and rules.get("ra", "u") != "u":
-                    rest = " ".join(f"{DWARF[reg]}:{rule}" for reg, rule in rules.items())
-                    lines.append(f"{start + bias:x} {end + bias:x} "
-                                 f"{DWARF[found.group(1)]} {found.group(2)} {rest}\n")
-            table = []
-            if fde:
-                fde_end = int(fde.group(1), 16)
-        elif words[0] == "LOC":
-            columns = words[2:]
-        elif re.fullmatch(r"[0-9a-f]{16}", words[0]):
-            table.append((int(words[0], 16), words[1], dict(zip(columns, words[2:]))))
+    text = subprocess.run(["readelf", "--debug-dump=frames-interp", side_file],
+                          capture_output=True, text=True, check=True).stdout
+    lines = []
+    for _, fde_end, table in fde_tables(text):
+        for i, (start, cells) in enumerate(table):
+            end = table[i + 1][0] if i + 1 < len(table) else fde_end
+            found = re.fullmatch(r"(rsp|rbp)\+(\d+)", cells["CFA"])
+            if found and cells.get("ra", "u") != "u":
+                rules = " ".join(f"{DWARF[reg]}:{rule}" for reg, rule in cells.items()
+                                 if reg != "CFA")
+                lines.append(f"{start + bias:x} {end + bias:x} "
+                             f"{DWARF[found.group(1)]} {found.group(2)} {rules}\n")
     with open(path, "w") as f:
         f.writelines(lines)
     return len(lines)

@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from truth.cfi import parse_cfi
+
 SRC = os.environ["UNWINDKIT_SOURCE_DIR"]
 TOOL = os.path.join(os.environ["UNWINDKIT_BUILD_DIR"], "tests", "prologue_claims")
 JOBS = 2
@@ -57,9 +59,6 @@ CCACHE = ["ccache"] if shutil.which("ccache") else []
 # The headers the core includes from outside the C library; the cross compiler gets only
 # these (symlinked into a folder of their own), never the host's /usr/include.
 HOST_HEADERS = ["fmt", "tl", "nlohmann", "capstone", "elfutils", "libelf.h", "gelf.h", "dwarf.h"]
-
-FDE_RE = re.compile(r"FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)")
-
 
 def run(cmd, check=True):
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=900)
@@ -111,31 +110,6 @@ def link(arch, out):
         run([cxx, "-shared", "-Wl,--allow-multiple-definition", *objs, "-o", lib])
         libs.append((part, lib))
     return libs
-
-
-def parse_cfi(text):
-    """{function start: [(loc, {column: cell})]} from readelf --debug-dump=frames-interp."""
-    fdes = {}
-    rows = None
-    cols = None
-    for line in text.splitlines():
-        m = FDE_RE.search(line)
-        if m:
-            rows = fdes.setdefault(int(m.group(1), 16), [])
-            cols = None
-            continue
-        words = line.split()
-        if rows is None:
-            continue
-        if not words:
-            rows = None
-            continue
-        if words[0] == "LOC":
-            cols = words[1:]
-            continue
-        if cols and re.fullmatch(r"[0-9a-f]+", words[0]) and len(words) == len(cols) + 1:
-            rows.append((int(words[0], 16), dict(zip(cols[1:], words[2:]))))
-    return fdes
 
 
 class Tally:
