@@ -51,8 +51,9 @@ DWARF = {name: number for number, name in enumerate(
 
 def rows_file(side_file, prog, core, path):
     """The side file's CFI rows (readelf's frames-interp text, truth/cfi.py) at the core's
-    run-time addresses, as the reader reads them; rows whose return address is undefined (the entry point) and rows
-    that are not rsp/rbp + offset are left out, so GDB does those frames."""
+    run-time addresses, as the reader reads them; rows whose return address is undefined
+    (the entry point) and rows that are not rsp/rbp + offset are left out, so GDB does those
+    frames."""
     files = gdb([prog, core, "-ex", "info files"], os.devnull)
     runtime = re.search(r"0x([0-9a-f]+) - 0x[0-9a-f]+ is \.text\n", files)
     header = subprocess.run(["readelf", "-SW", prog], capture_output=True, text=True,

@@ -38,5 +38,6 @@ def parse_cfi(text):
     fdes = {}
     for start, _, rows in fde_tables(text):
         fdes.setdefault(start, []).extend(
-            (loc, {col: cell for col, cell in cells.items() if col != "CFA"}) for loc, cells in rows)
+            (loc, {col: cell for col, cell in cells.items() if col != "CFA"})
+            for loc, cells in rows)
     return fdes
