@@ -132,7 +132,10 @@ bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModul
                                                     (it != installed_.end() && it->second))
       continue;
     const ModuleState& st = state(module);
-    if (usable(st.tables) || trace_lines(st.tables)) keys.insert(key);
+    if (!usable(st.tables) && !trace_lines(st.tables)) continue;
+    // The server found nothing to add as LLDB loaded it: made again, it would be the same.
+    if (server && server->no_file(st.tables.build_id)) continue;
+    keys.insert(key);
   }
   if (keys.empty()) return false;
   pending.clear();  // no reference of ours may keep LLDB from dropping a module
@@ -212,6 +215,11 @@ void Installer::sync(lldb::SBTarget target) {
       st.side_file = file_path(module.GetSymbolFileSpec());
       continue;
     }
+    if (ModuleServer* server = ModuleServer::instance(); server && enabled_)
+      if (auto why = server->no_file(st.tables.build_id)) {
+        st.install_error = *why;
+        continue;
+      }
     // A module with .trace lines gets its side file whether or not unwinding is enabled:
     // names and lines are not unwinding.
     const bool lines = trace_lines(st.tables);

@@ -340,8 +340,15 @@ bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes
     if (debugger.IsValid())
       progress.emplace("unwindkit: making unwind info", name.c_str(), debugger);
     server::CacheSource source = server::CacheSource::Made;
-    cache_.get(module, source, kLldb, kind);
-    kept = cache_.stored(module, kLldb, kind);  // none: nothing to add
+    const server::CachedFile made = cache_.get(module, source, kLldb, kind);
+    kept = cache_.stored(module, kLldb, kind);
+    // No file for this content (its own CFI describes every function, say): nothing for
+    // LLDB to ask the server for.
+    if (!kept && !made.bytes && made.lasting) {
+      std::lock_guard lock(mutex_);
+      no_file_[module.build_id] = made.note;
+      return true;
+    }
   }
   if (!kept) return false;
   auto linked = [&] {

@@ -37,6 +37,7 @@
 #include <atomic>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -94,6 +95,14 @@ class ModuleServer {
     std::lock_guard lock(mutex_);
     return quick_.contains(id);
   }
+  // Why the module of build-id `id` (hex) has no file, when the server found out as it loaded
+  // (its own CFI describes every function, say): nothing for the Installer to add, so nothing
+  // to make LLDB load again.
+  std::optional<std::string> no_file(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    const auto it = no_file_.find(id);
+    return it == no_file_.end() ? std::nullopt : std::optional(it->second);
+  }
 
  private:
   // A file LLDB named: whether it has tables to restate, and the module to hand LLDB a file
@@ -121,7 +130,8 @@ class ModuleServer {
   Named index(const std::string& path);
   // Puts the file for `module`, made now if no session made it before (shown as progress in
   // `debugger`), where LLDB's download cache looks before it asks a server. False when no
-  // file is there for LLDB to find.
+  // file is there for LLDB to find and the server may have one to answer with; true too when
+  // the module's content has none (no_file).
   // A module whose SFrame section is larger than the wait limit gets the quick file
   // (debuginfo::SynthesizeOptions::analyze) until its analyzed one is made.
   bool hand_over(server::IndexedModule module, uint64_t sframe_bytes, lldb::user_id_t debugger);
@@ -137,6 +147,7 @@ class ModuleServer {
   std::set<std::string> named_;  // every path LLDB's log named
   std::set<std::string> linked_;  // build-ids of the modules whose file LLDB's cache has
   std::set<std::string> quick_;   // ... of those, the ones given their quick file
+  std::map<std::string, std::string> no_file_;  // build-id: why its content has no file
   std::deque<Listener> listeners_;  // one per debugger attached, never moved
   server::ModuleIndex index_;
   server::DebugFileCache cache_;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/sframe/elf_section.h"
+#include "unwindkit/trace/constants.h"
 #include "unwindkit/server/folder_budget.h"
 #include "whole_file.h"
 
@@ -26,20 +28,26 @@ const char* names_tag(debuginfo::FallbackNames names) {
 CachedFile synthesize_file(const IndexedModule& module, const debuginfo::SynthesizeOptions& options,
                            bool& durable) {
   durable = unchanged(module);
-  if (!durable) return {nullptr, kChanged};
+  if (!durable) return {nullptr, kChanged, false};
   // Read, not mapped: a file truncated under a mapping would end the process (SIGBUS). The
   // quick file states the tables alone: the code is not read.
   auto file = elf::ElfFile::open(
       module.path, options.analyze ? elf::ElfFile::Contents::Whole : elf::ElfFile::Contents::NoCode);
   durable = file ? file->image().size() == module.size : file.error().kind != ErrorKind::Io;
-  if (!durable) return {nullptr, kChanged};
+  if (!durable) return {nullptr, kChanged, false};
   if (!file) return {nullptr, file.error().to_string()};
   auto made = debuginfo::synthesize(*file, options);
   if (!made) return {nullptr, made.error().to_string()};
   std::string note;
   for (const Error& e : made->left_out) note += (note.empty() ? "" : "; ") + e.to_string();
-  if (made->bytes.empty())
-    return {nullptr, note.empty() ? "nothing to add (no SFrame, no .trace)" : "left out: " + note};
+  if (made->bytes.empty() && !note.empty()) return {nullptr, "left out: " + note};
+  if (made->bytes.empty()) {
+    if (sframe::find_section(*file))
+      return {nullptr, "nothing to add: its own CFI describes every function its SFrame does"};
+    if (file->section(trace::kSectionName))
+      return {nullptr, "nothing to add: its own DWARF has the lines its .trace states"};
+    return {nullptr, "nothing to add (no SFrame, no .trace)"};
+  }
   return {std::make_shared<const std::vector<uint8_t>>(std::move(made->bytes)),
           note.empty() ? "" : "left out: " + note};
 }
@@ -166,7 +174,7 @@ CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source,
                                debuginfo::FallbackNames names, FileKind kind) {
   if (kind == FileKind::Analyzed && module.content_hash.empty()) {  // keyed by it: hashed now
     auto hashed = with_content_hash(module, std::nullopt);
-    if (!hashed) return {nullptr, kChanged};
+    if (!hashed) return {nullptr, kChanged, false};
     return get(*hashed, source, names, kind);
   }
   const debuginfo::SynthesizeOptions options = named(names, kind);
@@ -188,7 +196,7 @@ CachedFile DebugFileCache::get(const IndexedModule& module, CacheSource& source,
   try {
     file = load_or_make(module, options, k, source);
   } catch (const std::exception& e) {  // out of memory: a 404 for this request, not a crash
-    file = {nullptr, e.what()};
+    file = {nullptr, e.what(), false};
   }
   promise->set_value(file);
   std::lock_guard lock(mutex_);

@@ -19,6 +19,7 @@
 #include "test_support.h"
 #include "unwindkit/debuginfo/synthesize.h"
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/unwind/entry_point.h"
 
@@ -659,6 +660,42 @@ TEST_F(SynthesizeTest, FunctionsTheModulesCfiCoversAreLeftToIt) {
   auto made = debuginfo::synthesize(*file);
   ASSERT_TRUE(made) << made.error().to_string();
   EXPECT_TRUE(made->bytes.empty());
+}
+
+// Functions the caller does not want are neither analyzed nor returned; the others come
+// back as the whole section gives them (what synthesize asks, leaving out functions a module's
+// own CFI describes).
+TEST_F(SynthesizeTest, AnalyzesOnlyTheFunctionsWanted) {
+  auto file = elf::ElfFile::open(fixture("stripped/prog").string());
+  ASSERT_TRUE(file) << file.error().to_string();
+  const auto table = sframe::find_section(*file);
+  ASSERT_TRUE(table);
+  auto section = sframe::decode(table->section->data, table->section->addr, table->format);
+  ASSERT_TRUE(section) << section.error().to_string();
+  ASSERT_GE(section->fdes.size(), 4u);
+  const auto all = debuginfo::cfi_functions(*section, *file, 0, section->fdes.size());
+  std::vector<uint64_t> asked;
+  const auto odd = debuginfo::cfi_functions(*section, *file, 0, section->fdes.size(),
+                                            [&](uint64_t start) {
+                                              asked.push_back(start);
+                                              return asked.size() % 2 == 0;
+                                            });
+  ASSERT_EQ(asked.size(), section->fdes.size());
+  std::vector<const dwarf::CfiFunction*> want;
+  for (const dwarf::CfiFunction& fn : all)
+    for (size_t i = 1; i < asked.size(); i += 2)
+      if (fn.start == asked[i]) want.push_back(&fn);
+  ASSERT_FALSE(want.empty());
+  ASSERT_EQ(odd.size(), want.size());
+  for (size_t i = 0; i < odd.size(); ++i) {
+    EXPECT_EQ(odd[i].start, want[i]->start);
+    EXPECT_EQ(odd[i].end, want[i]->end);
+    ASSERT_EQ(odd[i].rows.size(), want[i]->rows.size());
+    for (size_t r = 0; r < odd[i].rows.size(); ++r) {
+      EXPECT_EQ(odd[i].rows[r].address, want[i]->rows[r].address);
+      EXPECT_EQ(odd[i].rows[r].rule, want[i]->rows[r].rule);
+    }
+  }
 }
 
 }  // namespace

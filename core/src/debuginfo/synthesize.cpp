@@ -290,22 +290,28 @@ constexpr unsigned kMaxThreads = 16;
 
 std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
                                               const elf::ElfFile& module, size_t first,
-                                              size_t last) {
+                                              size_t last,
+                                              const std::function<bool(uint64_t)>& wanted) {
   // Each function's analysis is independent of the others' (a large module's synthesis is
   // mostly this): contiguous shares on as many threads as the machine has, joined in order.
   last = std::min(last, section.fdes.size());
   first = std::min(first, last);
-  const size_t count = last - first;
+  // Asked here, on one thread: `wanted` may read tables that are not safe to share.
+  std::vector<size_t> chosen;
+  chosen.reserve(last - first);
+  for (size_t i = first; i < last; ++i)
+    if (!wanted || wanted(section.fdes[i].func_start)) chosen.push_back(i);
+  const size_t count = chosen.size();
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(
       count / kFunctionsPerThread, 1, std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads)));
-  auto share = [&](size_t begin, size_t end) {
+  auto share = [&](size_t begin, size_t end) {  // positions in `chosen`
     std::vector<dwarf::CfiFunction> out;
     for (size_t i = begin; i < end; ++i)
-      if (dwarf::CfiFunction fn = cfi_function(section, module, i); !fn.rows.empty())
+      if (dwarf::CfiFunction fn = cfi_function(section, module, chosen[i]); !fn.rows.empty())
         out.push_back(std::move(fn));
     return out;
   };
-  auto bound = [&](unsigned t) { return first + count * t / threads; };
+  auto bound = [&](unsigned t) { return count * t / threads; };
   std::vector<std::future<std::vector<dwarf::CfiFunction>>> others;
   unsigned launched = 1;  // shares [0, launched) have a thread, this one's the first
   try {
@@ -315,12 +321,12 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
   } catch (const std::system_error&) {
     // No thread to be had (a process at its limit): this one does the shares left.
   }
-  std::vector<dwarf::CfiFunction> out = share(first, bound(1));
+  std::vector<dwarf::CfiFunction> out = share(0, bound(1));
   auto append = [&out](std::vector<dwarf::CfiFunction> part) {
     out.insert(out.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   };
   for (auto& other : others) append(other.get());
-  append(share(bound(launched), last));
+  append(share(bound(launched), count));
   return out;
 }
 
@@ -453,7 +459,8 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
       // A share of the functions at a time, written before the next is analyzed: their rows
       // are not all held at once.
       for (size_t first = 0; first < sframe->fdes.size(); first += kFunctionsPerBatch)
-        put_all(cfi_functions(*sframe, module, first, first + kFunctionsPerBatch));
+        put_all(cfi_functions(*sframe, module, first, first + kFunctionsPerBatch,
+                              [&covered](uint64_t start) { return !covered(start); }));
     } else if (quick.section != nullptr) {
       auto add = [&](uint64_t start, uint64_t end, std::span<const dwarf::CfiRuleRow> rows,
                      std::span<const UnwindRule> rules) {

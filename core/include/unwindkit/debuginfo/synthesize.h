@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "unwindkit/dwarf/cfi_writer.h"
@@ -95,9 +96,11 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
 // code proves it and undefined where it does not. A PCMASK function (a PLT) repeats its rows
 // every rep_size bytes; each repetition becomes rows of its own.
 // Functions are analyzed on as many threads as the machine has. The section's functions
-// [first, last), in its order, less those with no row.
-std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
-                                              const elf::ElfFile& module, size_t first,
-                                              size_t last);
+// [first, last), in its order, less those with no row and those `wanted` (asked on the calling
+// thread, before any analysis, with each function's start) refuses: a function the module's
+// own CFI describes costs no analysis.
+std::vector<dwarf::CfiFunction> cfi_functions(
+    const sframe::Section& section, const elf::ElfFile& module, size_t first, size_t last,
+    const std::function<bool(uint64_t)>& wanted = nullptr);
 
 }  // namespace unwindkit::debuginfo

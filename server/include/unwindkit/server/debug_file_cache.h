@@ -22,6 +22,9 @@ struct CachedFile {
   // null: nothing to add, or it could not be made
   std::shared_ptr<const std::vector<uint8_t>> bytes;
   std::string note;                          // why not, or what was left out
+  // false: the answer says nothing lasting about the module's content (its file changed since
+  // it was indexed, or making it ran out of memory), so it is not kept either.
+  bool lasting = true;
 };
 
 enum class CacheSource : uint8_t { Made, Memory, Disk };
