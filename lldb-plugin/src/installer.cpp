@@ -133,8 +133,12 @@ bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModul
       continue;
     const ModuleState& st = state(module);
     if (!usable(st.tables) && !trace_lines(st.tables)) continue;
-    // The server found nothing to add as LLDB loaded it: made again, it would be the same.
-    if (server && server->no_file(st.tables.build_id)) continue;
+    // Made again, the module finds the file the server puts in place now, if it has one:
+    // with none (its own CFI describes every function, say), it stays as LLDB made it.
+    if (server) {
+      server->prepare(st.tables.path, debugger_.GetID());
+      if (server->no_file(st.tables.build_id)) continue;
+    }
     keys.insert(key);
   }
   if (keys.empty()) return false;

@@ -288,6 +288,18 @@ void ModuleServer::on_log(const char* text, void* baton) {
   if (unlinked) self->listen();
 }
 
+void ModuleServer::prepare(const std::string& path, lldb::user_id_t debugger) {
+  Named named;
+  {
+    std::lock_guard lock(mutex_);
+    if (!named_.insert(path).second) return;  // seen as it loaded, or prepared already
+    named = index(path);
+  }
+  if (named.module ? !hand_over(std::move(*named.module), named.sframe_bytes, debugger)
+                   : named.tables)
+    listen();  // LLDB will ask for it
+}
+
 ModuleServer::Named ModuleServer::index(const std::string& path) {
   const std::optional<TableFile> table = table_file(path);
   if (!table) return {};

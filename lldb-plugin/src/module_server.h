@@ -63,6 +63,10 @@ class ModuleServer {
   void attach(lldb::SBDebugger debugger);
   // Whether `module`'s symbol file is one LLDB fetched from this server.
   bool served(lldb::SBModule module) const;
+  // For a module LLDB made before the server could see it (one held before `plugin load`):
+  // what its loading would have done, now, so that LLDB making it again finds its file as it
+  // loads, and a module with none (no_file) is not made again for nothing.
+  void prepare(const std::string& path, lldb::user_id_t debugger);
   // `unwindkit disable`: unknown to the server (404) until enabled again.
   void set_enabled(bool enabled) { enabled_ = enabled; }
   // While alive, the server answers 404: `target symbols add FILE` asks the debuginfod

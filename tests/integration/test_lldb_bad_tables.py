@@ -4,8 +4,9 @@ unwind it on its own. For each corruption, with the plugin loaded LLDB must not 
 at a breakpoint must equal LLDB's own `bt` without the plugin (the bad table is not handed
 to LLDB), and `unwindkit status` must name the problem at the corrupted byte's offset inside
 .sframe (located with `readelf -S`, a reference tool). LLDB asks the plugin's server for the
-module's debug file and, refused, for the module itself: that is refused too (404), LLDB has
-the file open (answered, it read the whole module again over the socket).
+module's debug file and, refused, for the module itself: that is refused too (404, or no
+connection: a server with nothing for any module LLDB named does not listen), LLDB has the
+file open (answered, it read the whole module again over the socket).
 
 One more table is valid but costly (repeated_rows.py: a 2 MB PCMASK function repeating its
 first row every byte, 2 M rows in a side file): LLDB gets no side file, `bt` is LLDB's own,
@@ -46,6 +47,9 @@ def executable(debugger, build_id):
             print(f"@@executable {answer.status}")
     except urllib.error.HTTPError as e:
         print(f"@@executable {e.code}")
+    except urllib.error.URLError as e:  # not listening: a refusal is LLDB's "not found" too
+        print("@@executable refused" if isinstance(e.reason, ConnectionRefusedError)
+              else f"@@executable {e.reason}")
 """
 SFRAME_HEADER_SIZE = 28  # binutils sframe.h: sframe_header
 FDE_SIZE_FIELD = 4       # sframe_func_desc_entry: i32 start address, then u32 size
@@ -164,7 +168,7 @@ def main():
             served = [line for line in ours.splitlines() if line.startswith("@@executable")]
             if f".sframe+0x{offset:x}:" not in status:
                 problems.append(f"{what}: status does not name .sframe+0x{offset:x}:\n{status}")
-            elif served != ["@@executable 404"]:
+            elif served not in (["@@executable 404"], ["@@executable refused"]):
                 problems.append(f"{what}: the server's answer for the module itself: {served}")
             else:
                 print(f"ok   {what}: no crash, LLDB's bt kept, status names "

@@ -4,10 +4,11 @@ distribution's SFrame build ships): LLDB with the plugin must show it as LLDB al
 must not make it again (issue I: no cost a person would notice).
 
 The module's own CFI describes every function its SFrame does, so a side file would add nothing.
-A session that found so must leave the module as LLDB made it: before this test, the plugin
-unloaded and loaded it again before the first `bt`, and waited up to a second for LLDB to drop
-it. LLDB says when a target unloads a module (SBTarget's eBroadcastBitModulesUnloaded): from the
-stop at the breakpoint to the end of `bt` and `register read`, no such event may name it.
+A session that found so must leave the module as LLDB made it, whether the plugin was loaded
+before the target or after: before this test, the plugin unloaded and loaded it again before
+the first `bt`, and waited up to a second for LLDB to drop it. LLDB says when a target unloads a
+module (SBTarget's eBroadcastBitModulesUnloaded): from the target's creation to the end of
+`bt` and `register read`, no such event may name it (LLDB alone sends none).
 The backtrace, whole, and frame 1's registers must be LLDB's own on the same copy, and LLDB's
 symbol file for the module must be the module itself.
 """
@@ -17,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lldb_plugin import Lldb  # noqa: E402
+from lldb_plugin import Lldb, plugin_path  # noqa: E402
 from test_lldb_live import PROGRAM, leaf_address  # noqa: E402
 from truth.tools import exit_with, need, run  # noqa: E402
 
@@ -72,31 +73,37 @@ def main():
         with open(watch, "w") as f:
             f.write(WATCH)
         bp = leaf_address(intact) + 4
-        commands = [f"breakpoint set -s prog -a {bp:#x}", "process launch -X false",
-                    f"command script import {watch}", "script uk_watch.start(lldb.debugger)",
-                    "bt", "frame select 1", "register read rip rsp rbx rbp r12 r13 r14 r15",
+        watching = [f"command script import {watch}", "script uk_watch.start(lldb.debugger)"]
+        commands = [f"breakpoint set -s prog -a {bp:#x}", "process launch -X false", "bt",
+                    "frame select 1", "register read rip rsp rbx rbp r12 r13 r14 r15",
                     "script uk_watch.report()", SYMBOL_FILE]
-        alone = Lldb(plugin=False).run(commands, prog)
-        ours = Lldb(plugin=True).run(commands, prog)
+        alone = Lldb(plugin=False).run(watching + commands, prog)
         if len([line for line in after_launch(alone) if "frame #" in line]) < 8:
             raise AssertionError(f"LLDB alone stopped elsewhere: no truth\n{alone}")
-        if after_launch(ours) != after_launch(alone):
-            problems.append("bt and frame 1's registers differ from LLDB alone on the same copy:\n"
-                            + "\n".join(after_launch(ours)) + "\n-- LLDB alone --\n"
-                            + "\n".join(after_launch(alone)))
         if tagged(alone, "UNLOADED") != "-":
             raise AssertionError(f"LLDB alone unloaded {tagged(alone, 'UNLOADED')}: no truth")
-        if tagged(ours, "UNLOADED") != "-":
-            problems.append(f"with the plugin, LLDB unloaded {tagged(ours, 'UNLOADED')} during "
-                            "bt: a module with nothing to add was made again")
-        if tagged(ours, "SYMBOLS") != tagged(alone, "SYMBOLS"):
-            problems.append(f"LLDB's symbol file for prog: {tagged(ours, 'SYMBOLS')} with the "
-                            f"plugin, {tagged(alone, 'SYMBOLS')} alone")
+        # The plugin loaded first (as an lldbinit or lldb-dap's initCommands load it), and
+        # after the module was made.
+        for order, ours in (
+                ("loaded first", Lldb(plugin=True).run(watching + commands, prog)),
+                ("loaded after the target", Lldb(plugin=False).run(
+                    watching + [f"plugin load {plugin_path()}"] + commands, prog))):
+            if after_launch(ours) != after_launch(alone):
+                problems.append(f"{order}: bt and frame 1's registers differ from LLDB alone on "
+                                "the same copy:\n" + "\n".join(after_launch(ours))
+                                + "\n-- LLDB alone --\n" + "\n".join(after_launch(alone)))
+            if tagged(ours, "UNLOADED") != "-":
+                problems.append(f"{order}: LLDB unloaded {tagged(ours, 'UNLOADED')} in the session: "
+                                "a module with nothing to add was made again")
+            if tagged(ours, "SYMBOLS") != tagged(alone, "SYMBOLS"):
+                problems.append(f"{order}: LLDB's symbol file for prog: "
+                                f"{tagged(ours, 'SYMBOLS')}, LLDB alone {tagged(alone, 'SYMBOLS')}")
     for p in problems:
         print("FAIL", p)
     if not problems:
-        print("ok   .eh_frame and .sframe kept: the whole bt and frame 1's registers as LLDB alone "
-              "gives them, the module never unloaded, no side file")
+        print("ok   .eh_frame and .sframe kept, the plugin loaded first and after the target: "
+              "the whole bt and frame 1's registers as LLDB alone gives them, the module never "
+              "unloaded, no side file")
     return 1 if problems else 0
 
 
