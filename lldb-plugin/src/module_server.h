@@ -22,7 +22,9 @@
 // has the server's port reserved but not listened on: LLDB's request is refused at once, and a
 // refused connection is a "not found" to LLDB as a 404 is. The server listens from the moment
 // a module with tables is named whose file it could not link (or did not, while unwinding is
-// disabled or paused): LLDB asks for that one after the log line, on the same thread. With
+// disabled or paused): LLDB asks for that one after the log line, on the same thread. A module
+// whose content has no file (its own CFI describes every function its SFrame does: what
+// `-Wa,--gsframe` leaves) needs no answer, and the Installer leaves it as LLDB made it. With
 // URLs of the user's after ours, it listens from the start: its 404 sends LLDB on to them,
 // where a refusal would end LLDB's search.
 //
