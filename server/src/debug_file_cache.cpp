@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/server/folder_budget.h"
 #include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/trace/constants.h"
-#include "unwindkit/server/folder_budget.h"
 #include "whole_file.h"
 
 namespace unwindkit::server {
