@@ -337,10 +337,7 @@ bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes
   // twentieth of the time), and its analyzed one is made for later sessions.
   const bool quick = !kept && large;
   const server::FileKind kind = quick ? server::FileKind::Quick : server::FileKind::Analyzed;
-  if (quick) {
-    make_analyzed_later(module);
-    kept = cache_.stored(module, kLldb, kind);
-  }
+  if (quick) kept = cache_.stored(module, kLldb, kind);
   if (!kept) {
     // LLDB's loading thread waits for this (a 1 M-function module's file takes a second or
     // more, its quick file a twentieth of that): the prompt's status line and lldb-dap's client
@@ -355,13 +352,16 @@ bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes
     const server::CachedFile made = cache_.get(module, source, kLldb, kind);
     kept = cache_.stored(module, kLldb, kind);
     // No file for this content (its own CFI describes every function, say): nothing for
-    // LLDB to ask the server for.
+    // LLDB to ask the server for, nor an analyzed file to make for later sessions unless the
+    // quick file's checks left tables out.
     if (!kept && !made.bytes && made.lasting) {
+      if (quick && made.left_out()) make_analyzed_later(module);
       std::lock_guard lock(mutex_);
       no_file_[module.build_id] = made.note;
       return true;
     }
   }
+  if (quick) make_analyzed_later(module);
   if (!kept) return false;
   auto linked = [&] {
     std::lock_guard lock(mutex_);

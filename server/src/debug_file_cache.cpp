@@ -40,7 +40,8 @@ CachedFile synthesize_file(const IndexedModule& module, const debuginfo::Synthes
   if (!made) return {nullptr, made.error().to_string()};
   std::string note;
   for (const Error& e : made->left_out) note += (note.empty() ? "" : "; ") + e.to_string();
-  if (made->bytes.empty() && !note.empty()) return {nullptr, "left out: " + note};
+  if (!note.empty()) note.insert(0, kLeftOutNote);
+  if (made->bytes.empty() && !note.empty()) return {nullptr, note};
   if (made->bytes.empty()) {
     if (sframe::find_section(*file))
       return {nullptr, "nothing to add: its own CFI describes every function its SFrame does"};
@@ -48,8 +49,7 @@ CachedFile synthesize_file(const IndexedModule& module, const debuginfo::Synthes
       return {nullptr, "nothing to add: its own DWARF has the lines its .trace states"};
     return {nullptr, "nothing to add (no SFrame, no .trace)"};
   }
-  return {std::make_shared<const std::vector<uint8_t>>(std::move(made->bytes)),
-          note.empty() ? "" : "left out: " + note};
+  return {std::make_shared<const std::vector<uint8_t>>(std::move(made->bytes)), note};
 }
 
 }  // namespace

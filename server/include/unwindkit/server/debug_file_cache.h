@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -18,6 +19,9 @@
 
 namespace unwindkit::server {
 
+// How a note naming the tables left out of a file starts (kept with the answer on disk).
+inline constexpr std::string_view kLeftOutNote = "left out: ";
+
 struct CachedFile {
   // null: nothing to add, or it could not be made
   std::shared_ptr<const std::vector<uint8_t>> bytes;
@@ -25,6 +29,9 @@ struct CachedFile {
   // false: the answer says nothing lasting about the module's content (its file changed since
   // it was indexed, or making it ran out of memory), so it is not kept either.
   bool lasting = true;
+  // Tables present were left out (the note names them): the quick file's checks are not the
+  // analyzed file's, so the other kind may keep what this one left out.
+  bool left_out() const { return note.starts_with(kLeftOutNote); }
 };
 
 enum class CacheSource : uint8_t { Made, Memory, Disk };
