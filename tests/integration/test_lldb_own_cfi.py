@@ -35,7 +35,8 @@ def report():
     event, names = lldb.SBEvent(), []
     while listener.GetNextEvent(event):
         for i in range(lldb.SBTarget.GetNumModulesFromEvent(event)):
-            names.append(lldb.SBTarget.GetModuleAtIndexFromEvent(i, event).GetFileSpec().GetFilename())
+            module = lldb.SBTarget.GetModuleAtIndexFromEvent(i, event)
+            names.append(module.GetFileSpec().GetFilename())
     print("UNLOADED", " ".join(names) if names else "-")
 '''
 SYMBOL_FILE = "script print('SYMBOLS', lldb.target.module['prog'].GetSymbolFileSpec().fullpath)"
@@ -93,8 +94,8 @@ def main():
                                 "the same copy:\n" + "\n".join(after_launch(ours))
                                 + "\n-- LLDB alone --\n" + "\n".join(after_launch(alone)))
             if tagged(ours, "UNLOADED") != "-":
-                problems.append(f"{order}: LLDB unloaded {tagged(ours, 'UNLOADED')} in the session: "
-                                "a module with nothing to add was made again")
+                problems.append(f"{order}: LLDB unloaded {tagged(ours, 'UNLOADED')} in the "
+                                "session: a module with nothing to add was made again")
             if tagged(ours, "SYMBOLS") != tagged(alone, "SYMBOLS"):
                 problems.append(f"{order}: LLDB's symbol file for prog: "
                                 f"{tagged(ours, 'SYMBOLS')}, LLDB alone {tagged(alone, 'SYMBOLS')}")
