@@ -268,6 +268,40 @@ TEST(Cfi, PltExpressionIsAnErrorNotAGuess) {
   EXPECT_NE(r.error().message.find("DW_OP_breg16"), std::string::npos) << r.error().message;
 }
 
+// describes() is "some FDE covers this address", as readelf lists the FDEs: true at each FDE's
+// first and last byte (the PLT's too, whose rule does not lower), false just past the last
+// one's end where no other FDE starts, and in the ELF header; lookup() agrees wherever asked.
+TEST(Cfi, DescribesWhereReadelfListsAnFde) {
+  Built b;
+  const auto path = build(b, kProgram, "-O2 -Wl,-z,lazy");
+  auto elf = elf::ElfFile::open(path);
+  ASSERT_TRUE(elf);
+  auto cfi = dwarf::CfiTables::open(*elf);
+  ASSERT_TRUE(cfi);
+  const auto fdes = parse_readelf(run("readelf -wF " + path), ".eh_frame");
+  ASSERT_GE(fdes.size(), 3u);
+  auto covered_by_readelf = [&fdes](uint64_t a) {
+    for (const auto& f : fdes)
+      if (a >= f.start && a < f.end) return true;
+    return false;
+  };
+  std::vector<uint64_t> asked = {0x10};
+  for (const auto& f : fdes) asked.insert(asked.end(), {f.start, f.end - 1, f.end});
+  size_t outside = 0;
+  for (uint64_t a : asked) {
+    const bool want = covered_by_readelf(a);
+    outside += want ? 0 : 1;
+    EXPECT_EQ(cfi->describes(a), want) << std::hex << a;
+    auto r = cfi->lookup(a);
+    EXPECT_EQ(!r || *r, want) << std::hex << a;
+  }
+  EXPECT_GE(outside, 2u);  // the ELF header, and at least the end of the last FDE
+  const auto* plt = elf->section(".plt");
+  ASSERT_NE(plt, nullptr);
+  EXPECT_FALSE(cfi->lookup(plt->addr + 16));
+  EXPECT_TRUE(cfi->describes(plt->addr + 16));
+}
+
 TEST(Cfi, NoFdeGivesNoRule) {
   auto elf = elf::ElfFile::open(kLibc);
   ASSERT_TRUE(elf);

@@ -384,11 +384,8 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
     // describe a function (GDB 13 does): leave out what the module's CFI already covers.
     auto own = dwarf::CfiTables::open(module);
     const bool has_own = own && !own->empty();
-    auto covered = [&](uint64_t start) {
-      if (!has_own) return false;
-      auto found = own->lookup(start);  // an error: an FDE we cannot lower (a PLT's)
-      return !found || *found;
-    };
+    // (An FDE we cannot lower, a PLT's, covers its function too.)
+    auto covered = [&](uint64_t start) { return has_own && own->describes(start); };
     // LLDB names what it finds only in `.eh_frame` itself; a module's own `.eh_frame` would
     // give way to ours (LLDB keeps the larger of two same-named sections).
     const bool eh_frame = options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it &&

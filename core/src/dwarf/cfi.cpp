@@ -170,6 +170,17 @@ struct CfiTables::Impl {
     if (!rule) return tl::unexpected(rule.error());
     return std::optional<UnwindRule>(std::move(*rule));
   }
+
+  // lookup_in's answer is not nullopt: an FDE covers `address` (or libdw fails on it).
+  static bool describes_in(Dwarf_CFI* cfi, uint64_t address) {
+    Dwarf_Frame* raw = nullptr;
+    if (dwarf_cfi_addrframe(cfi, address, &raw) == 0) {
+      std::unique_ptr<Dwarf_Frame, FrameDeleter> frame(raw);
+      return true;
+    }
+    const char* msg = dwarf_errmsg(-1);
+    return !(msg && std::string_view(msg) == kNoMatch);
+  }
 };
 
 CfiTables::CfiTables(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -243,6 +254,11 @@ Result<std::optional<UnwindRule>> CfiTables::lookup(uint64_t address) const {
   }
   if (impl_->debug_frame) return impl_->lookup_in(impl_->debug_frame, ".debug_frame", address);
   return std::nullopt;
+}
+
+bool CfiTables::describes(uint64_t address) const {
+  return (impl_->eh_frame && Impl::describes_in(impl_->eh_frame, address)) ||
+         (impl_->debug_frame && Impl::describes_in(impl_->debug_frame, address));
 }
 
 }  // namespace unwindkit::dwarf

@@ -41,6 +41,9 @@ class CfiTables {
   // whose CIE augmentation has 'S'. Expressions beyond the shapes dwarf/lower.h lowers are
   // errors.
   Result<std::optional<UnwindRule>> lookup(uint64_t address) const;
+  // Whether some FDE covers `address`: lookup() would give a rule or an error rather than
+  // nullopt. Lowers no rule (a side file asks this of every function a module has).
+  bool describes(uint64_t address) const;
 
   // The CFA rule ld writes for x86_64 lazy PLT entries, which the rule model cannot hold:
   // `rsp + sp_offset`, plus `extra` from byte `from` of each `block`-byte entry on
