@@ -205,7 +205,7 @@ void Decoder::remember(const cs_insn& insn, const uint8_t* code, size_t size) {
   Known& k = known_.emplace_back();
   k.insn = insn;
   k.insn.detail = nullptr;
-  std::memcpy(&k.detail, insn.detail, detail_size_);
+  std::memcpy(k.detail, insn.detail, detail_size_);
   k.match = static_cast<uint8_t>(match);
   k.next = match > insn.size ? code[insn.size] : 0;
   k.key = *key;
@@ -231,7 +231,7 @@ Instructions::Instructions(Decoder& d, Bytes code, uint64_t address)
         cs_detail* detail = insn->detail;
         *insn = k->insn;
         insn->detail = detail;
-        std::memcpy(detail, &k->detail, d.detail_size_);
+        std::memcpy(detail, k->detail, d.detail_size_);
         insn->address = at;
         p += insn->size;
         left -= insn->size;
