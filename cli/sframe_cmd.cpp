@@ -105,17 +105,14 @@ void add_input_options(CLI::App* cmd, Input& in) {
 }
 
 int run_dump(const Input& in, bool as_json) {
-  if (as_json) {
-    Loaded l;
-    auto s = load_decoded(in, l);
-    if (!s) return kExitDataProblem;
-    write_stdout(sframe::dump_json(sframe::FileTable{in.path, &*s, {}, l.bytes.size()}));
-    return kExitOk;
-  }
   auto loaded = load(in);
   if (!loaded) return kExitDataProblem;
-  // Streamed from the bytes: the same text as sframe::dump_text, without the decoded section.
-  if (auto done = sframe::dump(loaded->bytes, loaded->address, loaded->format, write_stdout);
+  // Streamed from the bytes: the same text as sframe::dump_text (or dump_json), without the
+  // decoded section.
+  if (auto done = as_json ? sframe::dump_json(in.path, loaded->bytes, loaded->address,
+                                              loaded->format, write_stdout)
+                          : sframe::dump(loaded->bytes, loaded->address, loaded->format,
+                                         write_stdout);
       !done) {
     print_problem(in, done.error());
     return kExitDataProblem;

@@ -1,8 +1,11 @@
-// sframe::dump straight from the bytes (the CLI's dump) on a section whose text is many of
-// dump()'s pieces: the same text as the decoded section's dump, and nothing at all printed for
-// a section decode() refuses, however late its fault.
+// sframe::dump and sframe::dump_json straight from the bytes (the CLI's dumps) on a section
+// whose text is many pieces: the same text as the decoded section's dump (JSON: the same
+// document nlohmann prints whole), and nothing at all printed for a section decode() refuses,
+// however late its fault.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +13,7 @@
 #include "sframe_builder.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/dump.h"
+#include "unwindkit/sframe/report.h"
 #include "unwindkit/sframe/sframe.h"
 
 namespace {
@@ -44,6 +48,31 @@ Result<void> dump_bytes(const std::vector<uint8_t>& bytes, Printed& printed) {
   });
 }
 
+Result<void> dump_json_bytes(const std::vector<uint8_t>& bytes, Printed& printed) {
+  return sframe::dump_json("prog", bytes, kAddress, sframe::Format::SFrame,
+                           [&](std::string_view piece) {
+                             printed.text.append(piece);
+                             ++printed.pieces;
+                           });
+}
+
+// Where two long texts first differ, with a little of each from there: gtest's own diff of
+// texts of hundreds of kilobytes takes minutes.
+std::string first_difference(std::string_view a, std::string_view b) {
+  const auto [pa, pb] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  if (pa == a.end() && pb == b.end()) return {};
+  const auto at = static_cast<size_t>(pa - a.begin());
+  return "at byte " + std::to_string(at) + ": \"" + std::string(a.substr(at, 60)) + "\" vs \"" +
+         std::string(b.substr(at, 60)) + "\"";
+}
+
+// The document dump_json(FileTable) prints whole, from the decoded section.
+std::string whole_json(const std::vector<uint8_t>& bytes) {
+  auto decoded = sframe::decode(bytes, kAddress);
+  if (!decoded) return decoded.error().to_string();
+  return sframe::dump_json(sframe::FileTable{"prog", &*decoded, {}, bytes.size()});
+}
+
 TEST(SFrameDumpFromBytes, SameTextAsTheDecodedSection) {
   const auto bytes = test::build_sframe(many_functions());
   auto decoded = sframe::decode(bytes, kAddress);
@@ -63,6 +92,38 @@ TEST(SFrameDumpFromBytes, ALateBadRowPrintsNothing) {
   ASSERT_FALSE(decoded);
   Printed printed;
   auto done = dump_bytes(bytes, printed);
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.error().to_string(), decoded.error().to_string());
+  EXPECT_EQ(printed.pieces, 0);
+}
+
+TEST(SFrameDumpFromBytes, JsonSameDocumentAsTheDecodedSection) {
+  const auto bytes = test::build_sframe(many_functions());
+  Printed printed;
+  auto done = dump_json_bytes(bytes, printed);
+  ASSERT_TRUE(done) << done.error().to_string();
+  EXPECT_EQ(first_difference(printed.text, whole_json(bytes)), "");
+  EXPECT_GT(printed.pieces, 2);
+  EXPECT_EQ(nlohmann::json::parse(printed.text)["functions"].size(), size_t{kFunctions});
+}
+
+TEST(SFrameDumpFromBytes, JsonOfNoFunctions) {
+  const auto bytes = test::build_sframe(test::SectionSpec{});
+  Printed printed;
+  auto done = dump_json_bytes(bytes, printed);
+  ASSERT_TRUE(done) << done.error().to_string();
+  EXPECT_EQ(printed.text, whole_json(bytes));
+  EXPECT_NE(printed.text.find("\n  \"functions\": [],\n"), std::string::npos) << printed.text;
+}
+
+TEST(SFrameDumpFromBytes, JsonALateBadRowPrintsNothing) {
+  auto spec = many_functions();
+  spec.fdes.back().fres[0].info = test::fre_info(true, 1, sframe::kWordSizeCodeInvalid);
+  const auto bytes = test::build_sframe(spec);
+  auto decoded = sframe::decode(bytes, kAddress);
+  ASSERT_FALSE(decoded);
+  Printed printed;
+  auto done = dump_json_bytes(bytes, printed);
   ASSERT_FALSE(done);
   EXPECT_EQ(done.error().to_string(), decoded.error().to_string());
   EXPECT_EQ(printed.pieces, 0);

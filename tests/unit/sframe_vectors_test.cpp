@@ -10,6 +10,7 @@
 
 #include "sframe_vectors.h"
 #include "unwindkit/sframe/dump.h"
+#include "unwindkit/sframe/report.h"
 #include "unwindkit/sframe/section.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
@@ -51,6 +52,22 @@ TEST(SFrameVectors, DumpFromBytesEqualsObjdump) {
                              [&](std::string_view piece) { text.append(piece); });
     ASSERT_TRUE(done) << done.error().to_string();
     EXPECT_EQ(text, strip_container(v.groundtruth));
+  }
+}
+
+// The JSON document read straight from the bytes (the CLI's) is the one the decoded section
+// gives whole (test_sframe_json.py holds it to the reference text): every version, ABI and
+// FDE kind the vectors have.
+TEST(SFrameVectors, JsonFromBytesIsTheDecodedSectionsDocument) {
+  for (const Vector& v : load_sframe_vectors()) {
+    SCOPED_TRACE(v.name);
+    auto section = sframe::decode(v.content, v.section_base);
+    ASSERT_TRUE(section) << section.error().to_string();
+    std::string text;
+    auto done = sframe::dump_json(v.name, v.content, v.section_base, sframe::Format::SFrame,
+                                  [&](std::string_view piece) { text.append(piece); });
+    ASSERT_TRUE(done) << done.error().to_string();
+    EXPECT_EQ(text, sframe::dump_json(sframe::FileTable{v.name, &*section, {}, v.content.size()}));
   }
 }
 

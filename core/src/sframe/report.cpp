@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <span>
+#include <string_view>
 
+#include "read.h"
 #include "unwindkit/file_report.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/dump.h"
@@ -44,16 +48,25 @@ json slot_json(const Slot& s) {
   return j;
 }
 
-json row_json(const Section& s, size_t fde, size_t fre_index) {
-  const Fde& f = s.fdes[fde];
-  const Fre& fre = f.fres[fre_index];
-  const auto words = s.fre_words(fre);
+// One function with its rows and their data words: the decoded section's, or read straight
+// from the bytes one function at a time (a row's first_word counts from the start of `words`).
+struct FunctionParts {
+  size_t index;
+  const Fde& fde;
+  std::span<const Fre> rows;
+  std::span<const int32_t> words;
+};
+
+json row_json(const Header& h, const FunctionParts& f, size_t fre_index) {
+  const Fre& fre = f.rows[fre_index];
+  const auto words = f.words.subspan(fre.first_word, fre.word_count());
   json r{{"start_offset", fre.start_offset},
          {"info", fre.info},
          {"words", std::vector<int32_t>(words.begin(), words.end())},
          {"ra_mangled", fre.ra_mangled()}};
-  if (!f.pcmask()) r["address"] = f.func_start + fre.start_offset;
-  auto row = interpret(s, fde, fre_index);
+  if (!f.fde.pcmask()) r["address"] = f.fde.func_start + fre.start_offset;
+  auto row = detail::interpret_words(h, f.fde.flex(h.version), f.fde.fre_type(), fre, words,
+                                     f.index, fre_index);
   if (!row) {
     r["error"] = row.error().to_string();
   } else if (row->ra_undefined) {
@@ -69,48 +82,44 @@ json row_json(const Section& s, size_t fde, size_t fre_index) {
   return r;
 }
 
-json function_json(const Section& s, size_t i) {
-  const Fde& f = s.fdes[i];
-  const uint8_t version = s.header.version;
+json function_json(const Header& h, const FunctionParts& f) {
+  const Fde& fde = f.fde;
+  const bool aarch64 = h.abi_arch == kAbiAArch64Big || h.abi_arch == kAbiAArch64Little;
   json rows = json::array();
-  for (size_t j = 0; j < f.fres.size(); ++j) rows.push_back(row_json(s, i, j));
-  json fj{{"index", i},
-          {"start", f.func_start},
-          {"size", f.size},
-          {"end", f.func_end()},
-          {"start_field_value", f.start_value},
-          {"info", f.info},
-          {"fre_type", f.fre_type()},
-          {"pcmask", f.pcmask()},
-          {"rep_size", f.pcmask() ? s.rep_size(f) : f.rep_size},
-          {"pauth_key", s.is_aarch64() && f.pauth_key_b() ? "B" : "A"},
-          {"signal", f.signal(version)},
-          {"flexible", f.flex(version)},
+  for (size_t j = 0; j < f.rows.size(); ++j) rows.push_back(row_json(h, f, j));
+  json fj{{"index", f.index},
+          {"start", fde.func_start},
+          {"size", fde.size},
+          {"end", fde.func_end()},
+          {"start_field_value", fde.start_value},
+          {"info", fde.info},
+          {"fre_type", fde.fre_type()},
+          {"pcmask", fde.pcmask()},
+          {"rep_size", fde.pcmask() ? rep_size(h, fde) : fde.rep_size},
+          {"pauth_key", aarch64 && fde.pauth_key_b() ? "B" : "A"},
+          {"signal", fde.signal(h.version)},
+          {"flexible", fde.flex(h.version)},
           {"rows", std::move(rows)}};
-  if (version == kVersion3) fj["info2"] = f.info2;
+  if (h.version == kVersion3) fj["info2"] = fde.info2;
   return fj;
 }
 
-json section_json(const FileTable& t) {
-  json out{{"schema", "unwindkit-sframe-dump/1"}, {"file", t.file}};
-  if (t.section == nullptr) {
-    out["error"] = table_problem(t.problem, kSectionName);
-    return out;
-  }
-  const Section& s = *t.section;
-  const Header& h = s.header;
+// The document without its functions ("functions": [], filled by the caller).
+json document_head(const std::string& file, const Header& h, Endian endian, uint64_t address,
+                   size_t size) {
+  json out{{"schema", "unwindkit-sframe-dump/1"}, {"file", file}};
   json flags = json::array();
   if ((h.flags & kFlagFdeSorted) != 0) flags.push_back("FDE_SORTED");
   if ((h.flags & kFlagFramePointer) != 0) flags.push_back("FRAME_POINTER");
   if ((h.flags & kFlagFdeFuncStartPcrel) != 0) flags.push_back("FDE_FUNC_START_PCREL");
-  out["section"] = {{"name", h.section_name()}, {"address", s.address}, {"size", t.size}};
+  out["section"] = {{"name", h.section_name()}, {"address", address}, {"size", size}};
   out["header"] = {{"format", h.info().title},
                    {"version", h.version},
                    {"flags", h.flags},
                    {"flag_names", flags},
                    {"abi_arch", h.abi_arch},
                    {"abi", abi_name(h.abi_arch)},
-                   {"endian", s.endian == Endian::Little ? "little" : "big"},
+                   {"endian", endian == Endian::Little ? "little" : "big"},
                    {"cfa_fixed_fp_offset", h.cfa_fixed_fp_offset},
                    {"cfa_fixed_ra_offset", h.cfa_fixed_ra_offset},
                    {"auxhdr_len", h.auxhdr_len},
@@ -119,10 +128,31 @@ json section_json(const FileTable& t) {
                    {"fre_len", h.fre_len},
                    {"fdeoff", h.fdeoff},
                    {"freoff", h.freoff}};
-  json functions = json::array();
-  for (size_t i = 0; i < s.fdes.size(); ++i) functions.push_back(function_json(s, i));
-  out["functions"] = std::move(functions);
+  out["functions"] = json::array();
   return out;
+}
+
+json section_json(const FileTable& t) {
+  if (t.section == nullptr)
+    return {{"schema", "unwindkit-sframe-dump/1"},
+            {"file", t.file},
+            {"error", table_problem(t.problem, kSectionName)}};
+  const Section& s = *t.section;
+  json out = document_head(t.file, s.header, s.endian, s.address, t.size);
+  json& functions = out["functions"];
+  for (size_t i = 0; i < s.fdes.size(); ++i)
+    functions.push_back(function_json(s.header, {i, s.fdes[i], s.fdes[i].fres, s.words}));
+  return out;
+}
+
+// Writes `text` after `indent` spaces, each of its lines indented as much: a document's part
+// dumped alone, where the whole document would have printed it.
+void append_indented(std::string& out, std::string_view text, size_t indent) {
+  out.append(indent, ' ');
+  for (const char c : text) {
+    out.push_back(c);
+    if (c == '\n') out.append(indent, ' ');
+  }
 }
 
 const char* cfa_kind(CfaRule::Kind k) {
@@ -172,6 +202,43 @@ std::string dump_text(const std::vector<FileTable>& files) {
 }
 
 std::string dump_json(const FileTable& file) { return section_json(file).dump(2) + "\n"; }
+
+Result<void> dump_json(const std::string& file, Bytes bytes, uint64_t section_address,
+                       Format format, const std::function<void(std::string_view)>& sink) {
+  auto layout = detail::read_layout(bytes, format);
+  if (!layout) return tl::unexpected(layout.error());
+  const auto whole = [](size_t, const Fde&, const std::vector<Fre>&,
+                        const std::vector<int32_t>&) {};
+  if (auto read = detail::for_each_function(*layout, section_address, format, whole); !read)
+    return tl::unexpected(read.error());  // read whole first, as decode() reads it
+  const Header& h = layout->header;
+  // The document as nlohmann's dump(2) prints it, its functions array (at two spaces, its
+  // elements at four) written one function at a time.
+  const std::string head =
+      document_head(file, h, layout->section.endian(), section_address, bytes.size()).dump(2);
+  constexpr std::string_view kEmpty = "\n  \"functions\": []";  // no string holds a newline
+  const size_t at = head.find(kEmpty) + kEmpty.size() - 2;
+  std::string out = head.substr(0, at);
+  out += h.num_fdes == 0 ? "[]" : "[";
+  constexpr size_t kPiece = size_t{64} << 10;
+  auto read = detail::for_each_function(
+      *layout, section_address, format,
+      [&](size_t i, const Fde& fde, const std::vector<Fre>& rows,
+          const std::vector<int32_t>& words) {
+        out += i == 0 ? "\n" : ",\n";
+        append_indented(out, function_json(h, {i, fde, rows, words}).dump(2), 4);
+        if (out.size() >= kPiece) {
+          sink(out);
+          out.clear();
+        }
+      });
+  if (!read) return tl::unexpected(read.error());  // never: the first reading passed
+  if (h.num_fdes != 0) out += "\n  ]";
+  out += head.substr(at + 2);
+  out += "\n";
+  sink(out);
+  return {};
+}
 
 std::string dump_json(const std::vector<FileTable>& files) {
   json out = json::array();
