@@ -14,6 +14,7 @@
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/sframe/dump.h"
 #include "unwindkit/sframe/elf_section.h"
+#include "unwindkit/sframe/index.h"
 #include "unwindkit/sframe/report.h"
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/sframe/validate.h"
@@ -76,18 +77,6 @@ std::optional<Loaded> load(const Input& in) {
   return l;
 }
 
-std::optional<sframe::Section> load_decoded(const Input& in, Loaded& l) {
-  auto loaded = load(in);
-  if (!loaded) return std::nullopt;
-  l = std::move(*loaded);
-  auto s = sframe::decode(l.bytes, l.address, l.format);
-  if (!s) {
-    print_problem(in, s.error());
-    return std::nullopt;
-  }
-  return std::move(*s);
-}
-
 void add_input_options(CLI::App* cmd, Input& in) {
   cmd->add_option("FILE", in.path, "ELF file (exe, .so, .o; ELF32/64, either byte order)")
       ->required();
@@ -123,10 +112,16 @@ int run_dump(const Input& in, bool as_json) {
 int run_lookup(const Input& in, const std::string& addr_text, bool as_json) {
   uint64_t pc = 0;
   parse_address(addr_text, pc);  // validated by CLI11
-  Loaded l;
-  auto s = load_decoded(in, l);
-  if (!s) return kExitDataProblem;
-  auto rule = sframe::lookup(*s, pc);
+  auto l = load(in);
+  if (!l) return kExitDataProblem;
+  // The plugins' lookup structure, with decode()'s checks and Errors: the decoded section took
+  // the 1,000,000-function module's one lookup 0.62 s and 181 MB.
+  auto index = sframe::Index::build(l->bytes, l->address, l->format);
+  if (!index) {
+    print_problem(in, index.error());
+    return kExitDataProblem;
+  }
+  auto rule = index->lookup(pc);
   const std::string text = sframe::lookup_text(in.path, pc, 0, rule);
   if (!as_json)
     write_stdout(text);
