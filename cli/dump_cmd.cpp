@@ -48,11 +48,9 @@ int dump_macho(const std::string& path, std::shared_ptr<const std::vector<uint8_
 
 // `.sframe` (or `.ctf_frame`) as `unwindkit sframe dump` prints it, then `.trace` as
 // `unwindkit trace dump`.
-int dump_elf(const std::string& path, std::shared_ptr<const std::vector<uint8_t>> image) {
-  auto f = elf::ElfFile::parse(std::move(image), path);
-  if (!f) return report(path, f.error());
-  const auto sframe_section = sframe::find_section(*f);
-  const elf::Section* trace_section = f->section(trace::kSectionName);
+int dump_elf(const std::string& path, const elf::ElfFile& f) {
+  const auto sframe_section = sframe::find_section(f);
+  const elf::Section* trace_section = f.section(trace::kSectionName);
   if (!sframe_section && trace_section == nullptr) {
     std::fprintf(stderr, "unwindkit: %s: no unwind tables this tool reads\n", path.c_str());
     return kExitDataProblem;
@@ -63,7 +61,7 @@ int dump_elf(const std::string& path, std::shared_ptr<const std::vector<uint8_t>
     if (!done) return report(path, done.error());
   }
   if (trace_section != nullptr) {
-    auto section = trace::decode(trace_section->data, f->is_64() ? 8 : 4);
+    auto section = trace::decode(trace_section->data, f.is_64() ? 8 : 4);
     if (!section) return report(path, section.error());
     if (sframe_section) std::fputs("\n", stdout);
     std::fputs(trace::dump_records(*section, trace_section->data).c_str(), stdout);
@@ -79,14 +77,22 @@ void add_dump_command(CLI::App& app, int& exit_code) {
                                          "unwind, ELF SFrame and .trace)");
   cmd->add_option("FILE", *path, "Mach-O or ELF file")->required();
   cmd->callback([path, &exit_code] {
+    // An ELF file is mapped, its tables read where they lie: read whole, a 1,000,000-function
+    // module's dump took 0.53 s and 80 MB, against `sframe dump`'s 0.16 s and 31 MB.
+    auto elf = elf::ElfFile::map(*path);
+    if (elf) {
+      exit_code = dump_elf(*path, *elf);
+      return;
+    }
     std::vector<uint8_t> bytes;
     if (!read_whole_file(*path, bytes)) {
       exit_code = kExitDataProblem;
       return;
     }
-    const bool is_macho = macho::MachOFile::is_macho(bytes);
-    auto image = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
-    exit_code = is_macho ? dump_macho(*path, std::move(image)) : dump_elf(*path, std::move(image));
+    exit_code = macho::MachOFile::is_macho(bytes)
+                    ? dump_macho(*path, std::make_shared<const std::vector<uint8_t>>(
+                                            std::move(bytes)))
+                    : report(*path, elf.error());  // what the ELF reader says of it
   });
 }
 

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "commands.h"
+#include "unwindkit/file_bytes.h"
 
 namespace unwindkit::cli {
 
@@ -41,16 +41,12 @@ CLI::App* sframe_group(CLI::App& app) {
 void write_stdout(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 bool read_whole_file(const std::string& path, std::vector<uint8_t>& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "unwindkit: %s: %s\n", path.c_str(), std::strerror(errno));
+  auto bytes = read_file(path);
+  if (!bytes) {
+    std::fprintf(stderr, "unwindkit: %s: %s\n", path.c_str(), bytes.error().message.c_str());
     return false;
   }
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    std::fprintf(stderr, "unwindkit: %s: read error\n", path.c_str());
-    return false;
-  }
+  out = std::move(*bytes);
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -98,6 +99,9 @@ void collect_notes(Elf_Data* data, uint64_t file_offset, std::vector<Note>& out)
 
 Result<ElfFile> ElfFile::open(const std::string& path, Contents contents) {
   if (contents != Contents::Whole) return open_part(path, contents);
+  // A directory opens, and its "size" (tellg at its end) asked for an exabyte: std::bad_alloc.
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    return fail(ErrorKind::Io, path, 0, "file", std::strerror(EISDIR));
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
   // One read of the whole file into a buffer left uninitialized: a byte-at-a-time copy, and

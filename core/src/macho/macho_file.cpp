@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
+#include "unwindkit/file_bytes.h"
 #include "unwindkit/macho/constants.h"
 
 namespace unwindkit::macho {
@@ -287,11 +286,9 @@ Result<MachOFile> MachOFile::parse(std::shared_ptr<const std::vector<uint8_t>> i
 }
 
 Result<MachOFile> MachOFile::open(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::Io, path, 0, "file", "cannot open");
-  auto image = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(in),
-                                                      std::istreambuf_iterator<char>());
-  return parse(std::move(image));
+  auto bytes = read_file(path);
+  if (!bytes) return tl::unexpected(bytes.error());
+  return parse(std::make_shared<const std::vector<uint8_t>>(std::move(*bytes)));
 }
 
 Result<const Slice*> MachOFile::select(std::string_view arch_name) const {

@@ -6,8 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +13,7 @@
 #include "core_file_memory.h"
 #include "core_file_notes.h"
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/file_bytes.h"
 
 namespace unwindkit::unwind {
 
@@ -37,12 +36,9 @@ bool is_file(const std::string& path) {
 }
 
 std::shared_ptr<const std::vector<uint8_t>> load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return nullptr;
-  auto image = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(in),
-                                                      std::istreambuf_iterator<char>());
-  if (in.bad()) return nullptr;
-  return image;
+  auto bytes = read_file(path);
+  if (!bytes) return nullptr;
+  return std::make_shared<const std::vector<uint8_t>>(std::move(*bytes));
 }
 
 // Where a recorded path is on this machine, in the order CoreOptions documents; "" if
