@@ -10,12 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "commands.h"
+#include "unwindkit/file_bytes.h"
 
 namespace unwindkit::cli {
 
@@ -74,12 +74,12 @@ std::string without_line(const std::string& text, const std::string& line, size_
 bool read_text(const fs::path& path, std::string& out) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return true;  // no file yet: empty
-  std::ifstream in(path, std::ios::binary);
-  if (in) out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (!in || in.bad()) {
-    std::fprintf(stderr, "unwindkit: %s: %s\n", path.c_str(), std::strerror(errno));
+  auto bytes = read_file(path.string());
+  if (!bytes) {
+    std::fprintf(stderr, "unwindkit: %s: %s\n", path.c_str(), bytes.error().message.c_str());
     return false;
   }
+  out.assign(bytes->begin(), bytes->end());
   return true;
 }
 
