@@ -1,6 +1,7 @@
 #include "unwindkit/file_bytes.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,29 @@ Result<std::vector<uint8_t>> read_file(const std::string& path) {
   auto out = read_open(fd, path);
   ::close(fd);
   return out;
+}
+
+Result<FileImage> map_file(const std::string& path) {
+  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    struct stat st {};
+    void* addr = MAP_FAILED;
+    size_t size = 0;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      size = static_cast<size_t>(st.st_size);
+      addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    }
+    ::close(fd);
+    if (addr != MAP_FAILED) {
+      std::shared_ptr<const void> mapping(
+          addr, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+      return FileImage{std::move(mapping), Bytes(static_cast<const uint8_t*>(addr), size)};
+    }
+  }
+  auto bytes = read_file(path);
+  if (!bytes) return tl::unexpected(bytes.error());
+  auto kept = std::make_shared<const std::vector<uint8_t>>(std::move(*bytes));
+  const Bytes view(*kept);
+  return FileImage{std::move(kept), view};
 }
 
 }  // namespace unwindkit

@@ -1,7 +1,8 @@
-// read_file: a file's bytes as written, and the system's own message, never an exception, for
-// what is no readable file.
+// read_file and map_file: a file's bytes as written, and the system's own message, never an
+// exception, for what is no readable file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -27,10 +28,17 @@ TEST_F(FileBytesTest, ARegularFileWhole) {
   auto bytes = read_file(path);
   ASSERT_TRUE(bytes) << bytes.error().to_string();
   EXPECT_TRUE(*bytes == written);
-  std::ofstream(dir_ / "empty", std::ios::binary).flush();
+  auto mapped = map_file(path);
+  ASSERT_TRUE(mapped) << mapped.error().to_string();
+  EXPECT_TRUE(std::equal(mapped->bytes.begin(), mapped->bytes.end(), written.begin(),
+                         written.end()));
+  std::ofstream(dir_ / "empty", std::ios::binary).flush();  // nothing to map: read
   auto empty = read_file((dir_ / "empty").string());
   ASSERT_TRUE(empty) << empty.error().to_string();
   EXPECT_TRUE(empty->empty());
+  auto empty_mapped = map_file((dir_ / "empty").string());
+  ASSERT_TRUE(empty_mapped) << empty_mapped.error().to_string();
+  EXPECT_TRUE(empty_mapped->bytes.empty());
 }
 
 TEST_F(FileBytesTest, ADirectoryOrNoFileIsTheSystemsError) {
@@ -42,6 +50,9 @@ TEST_F(FileBytesTest, ADirectoryOrNoFileIsTheSystemsError) {
     EXPECT_EQ(bytes.error().kind, ErrorKind::Io);
     EXPECT_EQ(bytes.error().section, path);
     EXPECT_EQ(bytes.error().message, std::strerror(error));
+    auto mapped = map_file(path);
+    ASSERT_FALSE(mapped);
+    EXPECT_EQ(mapped.error().to_string(), bytes.error().to_string());
   }
 }
 

@@ -219,22 +219,13 @@ Result<ElfFile> ElfFile::open_part(const std::string& path, Contents contents) {
 }
 
 Result<ElfFile> ElfFile::map(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
-    ::close(fd);
-    return open(path);  // nothing to map (or not a regular file): read it as open() does
-  }
-  const auto size = static_cast<size_t>(st.st_size);
-  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (addr == MAP_FAILED) return open(path);
-  std::shared_ptr<const void> mapping(addr, [size](const void* p) {
-    ::munmap(const_cast<void*>(p), size);
-  });
-  const Bytes image(static_cast<const uint8_t*>(addr), size);
-  return parse_image(std::move(mapping), image, path);
+  auto file = map_file(path);
+  if (!file) return tl::unexpected(file.error());
+  return parse(*file, path);
+}
+
+Result<ElfFile> ElfFile::parse(const FileImage& file, std::string name) {
+  return parse_image(file.owner, file.bytes, std::move(name));
 }
 
 Result<ElfFile> ElfFile::parse(std::shared_ptr<const std::vector<uint8_t>> image,

@@ -35,12 +35,6 @@ bool is_file(const std::string& path) {
   return !path.empty() && std::filesystem::is_regular_file(path, ec);
 }
 
-std::shared_ptr<const std::vector<uint8_t>> load_file(const std::string& path) {
-  auto bytes = read_file(path);
-  if (!bytes) return nullptr;
-  return std::make_shared<const std::vector<uint8_t>>(std::move(*bytes));
-}
-
 // Where a recorded path is on this machine, in the order CoreOptions documents; "" if
 // nowhere. `tried` collects the candidates for the warning.
 std::string resolve(const std::string& recorded, const CoreOptions& o,
@@ -176,12 +170,7 @@ void CoreFile::Impl::read_segments() {
 // Cores without NT_FILE (qemu's) do not say where the program was mapped: place the given
 // executable's PT_LOAD segments, at the load bias AT_PHDR implies for a PIE.
 void CoreFile::Impl::place_executable(const CoreOptions& o) {
-  auto image = load_file(o.executable);
-  if (!image) {
-    warnings.push_back(fmt::format("executable {}: {}", o.executable, std::strerror(errno)));
-    return;
-  }
-  auto exe = elf::ElfFile::parse(image, o.executable);
+  auto exe = elf::ElfFile::map(o.executable);
   if (!exe) {
     warnings.push_back(fmt::format("executable {}: {}", o.executable, exe.error().to_string()));
     return;
@@ -222,7 +211,7 @@ void CoreFile::Impl::resolve_mapped_files(const CoreOptions& o) {
           if (*addr >= m.start && *addr < m.end) exe_path = m.path;
 
   std::map<std::string, std::string> resolved;  // recorded path → found path
-  std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>> images;
+  std::map<std::string, std::optional<FileImage>> images;
   for (auto& m : mapped) {
     if (!m.resolved.empty()) {
       resolved.emplace(m.path, m.resolved);
@@ -240,11 +229,12 @@ void CoreFile::Impl::resolve_mapped_files(const CoreOptions& o) {
     if (m.resolved.empty()) continue;
     auto [it, inserted] = images.try_emplace(m.resolved);
     if (inserted) {
-      it->second = load_file(m.resolved);
-      if (!it->second)
-        warnings.push_back(fmt::format("mapped file {}: {}", m.resolved, std::strerror(errno)));
+      if (auto file = map_file(m.resolved))
+        it->second = std::move(*file);
+      else
+        warnings.push_back(fmt::format("mapped file {}: {}", m.resolved, file.error().message));
     }
-    memory.add_file_mapping(m.start, m.end, m.file_offset, it->second);
+    if (it->second) memory.add_file_mapping(m.start, m.end, m.file_offset, *it->second);
   }
   memory.finish();
 
@@ -257,7 +247,7 @@ void CoreFile::Impl::resolve_mapped_files(const CoreOptions& o) {
     if (!in_core) continue;
     std::optional<std::vector<uint8_t>> on_disk;
     if (const auto& image = images[m.resolved])
-      if (auto f = elf::ElfFile::parse(image, m.resolved)) on_disk = f->build_id();
+      if (auto f = elf::ElfFile::parse(*image, m.resolved)) on_disk = f->build_id();
     if (on_disk != in_core)
       warnings.push_back(fmt::format("build-id mismatch: the core's {} has {}, {} has {}", m.path,
                                      hex(*in_core), m.resolved,
@@ -271,24 +261,28 @@ CoreFile& CoreFile::operator=(CoreFile&&) noexcept = default;
 CoreFile::~CoreFile() = default;
 
 Result<CoreFile> CoreFile::open(const std::string& path, const CoreOptions& options) {
-  auto image = load_file(path);
-  if (!image) return fail(ErrorKind::Io, path, 0, "file", std::strerror(errno));
-  return parse(std::move(image), path, options);
+  auto elf = elf::ElfFile::map(path);
+  if (!elf) return tl::unexpected(elf.error());
+  return from_elf(std::move(*elf), options);
 }
 
 Result<CoreFile> CoreFile::parse(std::shared_ptr<const std::vector<uint8_t>> image,
                                  std::string name, const CoreOptions& options) {
   auto elf = elf::ElfFile::parse(std::move(image), std::move(name));
   if (!elf) return tl::unexpected(elf.error());
-  if (elf->type() != elf::kTypeCore)
-    return fail(kSection, elf::kOffType, "e_type", fmt::format("{} is not a core file", elf->name()));
-  const auto arch = elf->arch();
-  if (!elf->is_64() || !arch || (*arch != Arch::X86_64 && *arch != Arch::AArch64))
+  return from_elf(std::move(*elf), options);
+}
+
+Result<CoreFile> CoreFile::from_elf(elf::ElfFile file, const CoreOptions& options) {
+  if (file.type() != elf::kTypeCore)
+    return fail(kSection, elf::kOffType, "e_type", fmt::format("{} is not a core file", file.name()));
+  const auto arch = file.arch();
+  if (!file.is_64() || !arch || (*arch != Arch::X86_64 && *arch != Arch::AArch64))
     return fail(ErrorKind::Unsupported, kSection, elf::kOffMachine, "e_machine",
                 fmt::format("machine {} ({}-bit): only x86_64 and AArch64 cores are read",
-                            elf->machine(), elf->is_64() ? 64 : 32));
+                            file.machine(), file.is_64() ? 64 : 32));
 
-  auto impl = std::make_unique<Impl>(Impl{std::move(*elf), *arch, {}, {}, {}, {}, {}, false, {}});
+  auto impl = std::make_unique<Impl>(Impl{std::move(file), *arch, {}, {}, {}, {}, {}, false, {}});
   impl->read_notes();
   if (impl->threads.empty()) {
     if (impl->thread_error) return tl::unexpected(*impl->thread_error);

@@ -11,12 +11,12 @@ void CoreMemory::add_core_segment(uint64_t vaddr, Bytes bytes) {
 }
 
 void CoreMemory::add_file_mapping(uint64_t start, uint64_t end, uint64_t file_offset,
-                                  std::shared_ptr<const std::vector<uint8_t>> file) {
+                                  const FileImage& file) {
   // Only the part of the mapping the file really has: past its end a mapping faults (SIGBUS).
-  if (!file || end <= start || file_offset >= file->size()) return;
-  const uint64_t len = std::min<uint64_t>(end - start, file->size() - file_offset);
-  Bytes data(file->data() + file_offset, static_cast<size_t>(len));
-  files_.push_back(Piece{start, start + len, data, std::move(file)});
+  if (end <= start || file_offset >= file.bytes.size()) return;
+  const uint64_t len = std::min<uint64_t>(end - start, file.bytes.size() - file_offset);
+  const Bytes data = file.bytes.subspan(static_cast<size_t>(file_offset), static_cast<size_t>(len));
+  files_.push_back(Piece{start, start + len, data, file.owner});
 }
 
 void CoreMemory::finish() {

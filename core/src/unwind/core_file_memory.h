@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "unwindkit/bytes.h"
+#include "unwindkit/file_bytes.h"
 #include "unwindkit/stepper.h"
 
 namespace unwindkit::unwind::detail {
@@ -20,7 +21,7 @@ class CoreMemory final : public MemoryReader {
   void add_core_segment(uint64_t vaddr, Bytes bytes);
   // [start, end) of the process maps `file` from `file_offset`; `file` is the whole file.
   void add_file_mapping(uint64_t start, uint64_t end, uint64_t file_offset,
-                        std::shared_ptr<const std::vector<uint8_t>> file);
+                        const FileImage& file);
   // Call once after adding everything: sorts for lookup.
   void finish();
 
@@ -33,7 +34,7 @@ class CoreMemory final : public MemoryReader {
     uint64_t start = 0;
     uint64_t end = 0;  // exclusive; bytes [start, end) come from `data`
     Bytes data;
-    std::shared_ptr<const std::vector<uint8_t>> owner;  // keeps file bytes alive
+    std::shared_ptr<const void> owner;  // keeps file bytes alive
   };
   // The longest run of bytes available at `addr` from one piece, or nullopt.
   static std::optional<Bytes> at(const std::vector<Piece>& pieces, uint64_t addr);

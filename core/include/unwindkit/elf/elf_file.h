@@ -14,6 +14,7 @@
 #include "unwindkit/bytes.h"
 #include "unwindkit/elf/constants.h"
 #include "unwindkit/error.h"
+#include "unwindkit/file_bytes.h"
 #include "unwindkit/rules.h"
 
 namespace unwindkit::elf {
@@ -80,6 +81,7 @@ class ElfFile {
   // Parses an image already in memory; `name` is used in errors.
   static Result<ElfFile> parse(std::shared_ptr<const std::vector<uint8_t>> image,
                                std::string name);
+  static Result<ElfFile> parse(const FileImage& file, std::string name);
 
   const std::string& name() const { return name_; }
   bool is_64() const { return is_64_; }

@@ -13,6 +13,10 @@
 #include "unwindkit/error.h"
 #include "unwindkit/stepper.h"
 
+namespace unwindkit::elf {
+class ElfFile;
+}
+
 namespace unwindkit::unwind {
 
 struct CoreThread {
@@ -44,6 +48,7 @@ struct CoreOptions {
 
 class CoreFile {
  public:
+  // The core mapped (elf::ElfFile::map): a backtrace reads a few of its pages.
   static Result<CoreFile> open(const std::string& path, const CoreOptions& options = {});
   // Parses a core image already in memory; `name` is used in errors and warnings.
   static Result<CoreFile> parse(std::shared_ptr<const std::vector<uint8_t>> image,
@@ -67,6 +72,7 @@ class CoreFile {
  private:
   struct Impl;
   explicit CoreFile(std::unique_ptr<Impl> impl);
+  static Result<CoreFile> from_elf(elf::ElfFile file, const CoreOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 
