@@ -275,7 +275,8 @@ Result<CoreFile> CoreFile::parse(std::shared_ptr<const std::vector<uint8_t>> ima
 
 Result<CoreFile> CoreFile::from_elf(elf::ElfFile file, const CoreOptions& options) {
   if (file.type() != elf::kTypeCore)
-    return fail(kSection, elf::kOffType, "e_type", fmt::format("{} is not a core file", file.name()));
+    return fail(kSection, elf::kOffType, "e_type",
+                fmt::format("{} is not a core file", file.name()));
   const auto arch = file.arch();
   if (!file.is_64() || !arch || (*arch != Arch::X86_64 && *arch != Arch::AArch64))
     return fail(ErrorKind::Unsupported, kSection, elf::kOffMachine, "e_machine",
