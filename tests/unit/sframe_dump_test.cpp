@@ -84,17 +84,20 @@ TEST(SFrameDumpFromBytes, SameTextAsTheDecodedSection) {
   EXPECT_GT(printed.pieces, 2);
 }
 
+// The text dump and the JSON one alike.
 TEST(SFrameDumpFromBytes, ALateBadRowPrintsNothing) {
   auto spec = many_functions();
   spec.fdes.back().fres[0].info = test::fre_info(true, 1, sframe::kWordSizeCodeInvalid);
   const auto bytes = test::build_sframe(spec);
   auto decoded = sframe::decode(bytes, kAddress);
   ASSERT_FALSE(decoded);
-  Printed printed;
-  auto done = dump_bytes(bytes, printed);
-  ASSERT_FALSE(done);
-  EXPECT_EQ(done.error().to_string(), decoded.error().to_string());
-  EXPECT_EQ(printed.pieces, 0);
+  for (const auto dump : {&dump_bytes, &dump_json_bytes}) {
+    Printed printed;
+    auto done = dump(bytes, printed);
+    ASSERT_FALSE(done);
+    EXPECT_EQ(done.error().to_string(), decoded.error().to_string());
+    EXPECT_EQ(printed.pieces, 0);
+  }
 }
 
 TEST(SFrameDumpFromBytes, JsonSameDocumentAsTheDecodedSection) {
@@ -114,19 +117,6 @@ TEST(SFrameDumpFromBytes, JsonOfNoFunctions) {
   ASSERT_TRUE(done) << done.error().to_string();
   EXPECT_EQ(printed.text, whole_json(bytes));
   EXPECT_NE(printed.text.find("\n  \"functions\": [],\n"), std::string::npos) << printed.text;
-}
-
-TEST(SFrameDumpFromBytes, JsonALateBadRowPrintsNothing) {
-  auto spec = many_functions();
-  spec.fdes.back().fres[0].info = test::fre_info(true, 1, sframe::kWordSizeCodeInvalid);
-  const auto bytes = test::build_sframe(spec);
-  auto decoded = sframe::decode(bytes, kAddress);
-  ASSERT_FALSE(decoded);
-  Printed printed;
-  auto done = dump_json_bytes(bytes, printed);
-  ASSERT_FALSE(done);
-  EXPECT_EQ(done.error().to_string(), decoded.error().to_string());
-  EXPECT_EQ(printed.pieces, 0);
 }
 
 }  // namespace
