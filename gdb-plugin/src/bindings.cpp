@@ -84,16 +84,21 @@ py::dict link_addresses(const std::string& path) {
   return out;
 }
 
-// `unwindkit sframe dump`: readelf --sframe's text, decoded at the link-time address as
-// readelf shows it.
-std::string dump_text(Module& mod) {
-  auto bytes = mod.sframe_section();
-  sframe::FileTable table{mod.path(), nullptr, {}, bytes ? bytes->bytes.size() : 0};
-  if (!bytes) return sframe::dump_text({table});
-  auto section = sframe::decode(bytes->bytes, bytes->address, bytes->format);
-  if (section) table.section = &*section;
-  else table.problem = section.error().to_string();
-  return sframe::dump_text({table});
+// A module's section as the sframe reports read it, straight from its bytes.
+sframe::FileSection file_section(Module& mod) {
+  const auto bytes = mod.sframe_section();
+  if (!bytes) return {mod.path(), std::nullopt, 0, sframe::Format::SFrame, {}};
+  return {mod.path(), bytes->bytes, bytes->address, bytes->format, {}};
+}
+
+// `unwindkit sframe dump`: readelf --sframe's text, at the link-time address as readelf shows
+// it, handed to `write` (gdb.write) piece by piece as it is made. Made whole first, a
+// 1,000,000-function module's (262 MB) cost GDB 6 s and 650 MB before its first line, and
+// quitting at the pager's prompt waited for all of it.
+void dump_text(Module& mod, const py::function& write) {
+  sframe::dump_text({file_section(mod)}, [&](std::string_view piece) {
+    write(py::str(piece.data(), piece.size()));
+  });
 }
 
 // `unwindkit sframe check`: every problem the strict checks find, at link-time addresses (as
@@ -101,7 +106,11 @@ std::string dump_text(Module& mod) {
 // (text, passed).
 std::pair<std::string, bool> check_text(Module& mod) {
   const auto bytes = mod.sframe_section();
-  if (!bytes) return {sframe::dump_text({{mod.path(), nullptr, {}, 0}}), false};
+  if (!bytes) {
+    std::string text;  // "FILE: no .sframe section", as the dump says it
+    sframe::dump_text({file_section(mod)}, [&](std::string_view piece) { text += piece; });
+    return {text, false};
+  }
   std::vector<Error> problems = mod.sframe_problems();
   if (auto s = mod.sframe(); !s && problems.empty()) problems.push_back(s.error());
   return {sframe::check_text(mod.path(), problems, bytes->format), problems.empty()};
@@ -212,7 +221,8 @@ PYBIND11_MODULE(_unwindkit, m) {
       .def_property_readonly("error", &error_text)
       .def_property_readonly("ranges", &Module::code_ranges)
       .def("contains", &Module::contains, py::arg("pc"))
-      .def("dump", &dump_text, "`unwindkit sframe dump`'s text.")
+      .def("dump", &dump_text, py::arg("write"),
+           "`unwindkit sframe dump`'s text, handed to `write` piece by piece.")
       .def("check", &check_text, "`unwindkit sframe check`'s (text, passed).")
       .def("lookup_text", &lookup_text, py::arg("pc"),
            "`unwindkit sframe lookup`'s (text, found) at a run-time pc.");

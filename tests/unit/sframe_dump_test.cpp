@@ -1,7 +1,9 @@
 // sframe::dump and sframe::dump_json straight from the bytes (the CLI's dumps) on a section
 // whose text is many pieces: the same text as the decoded section's dump (JSON: the same
 // document nlohmann prints whole), and nothing at all printed for a section decode() refuses,
-// however late its fault.
+// however late its fault. The debugger commands' reports of several files, streamed the same
+// way: each file's text framed as join_file_texts frames it, and the array nlohmann prints of
+// the documents.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "sframe_builder.h"
+#include "unwindkit/file_report.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/dump.h"
 #include "unwindkit/sframe/report.h"
@@ -117,6 +120,62 @@ TEST(SFrameDumpFromBytes, JsonOfNoFunctions) {
   ASSERT_TRUE(done) << done.error().to_string();
   EXPECT_EQ(printed.text, whole_json(bytes));
   EXPECT_NE(printed.text.find("\n  \"functions\": [],\n"), std::string::npos) << printed.text;
+}
+
+// Three files as a debugger's `unwindkit sframe dump` covers them: one whose section dumps,
+// one whose section decode() refuses (late: after many functions would have printed), one
+// with none.
+struct ThreeFiles {
+  std::vector<uint8_t> good = test::build_sframe(many_functions());
+  std::vector<uint8_t> bad = [] {
+    auto spec = many_functions();
+    spec.fdes.back().fres[0].info = test::fre_info(true, 1, sframe::kWordSizeCodeInvalid);
+    return test::build_sframe(spec);
+  }();
+  std::string bad_error = sframe::decode(bad, kAddress).error().to_string();
+  std::vector<sframe::FileSection> files{{"prog", good, kAddress, sframe::Format::SFrame, {}},
+                                         {"lib.so", bad, kAddress, sframe::Format::SFrame, {}},
+                                         {"libc.so.6", std::nullopt, 0, {}, {}}};
+};
+
+Printed report(void (*dump)(const std::vector<sframe::FileSection>&, const sframe::Sink&),
+               const std::vector<sframe::FileSection>& files) {
+  Printed printed;
+  dump(files, [&](std::string_view piece) {
+    printed.text.append(piece);
+    ++printed.pieces;
+  });
+  return printed;
+}
+
+TEST(SFrameDumpOfFiles, TextEachUnderItsName) {
+  const ThreeFiles f;
+  auto decoded = sframe::decode(f.good, kAddress);
+  ASSERT_TRUE(decoded) << decoded.error().to_string();
+  const Printed printed = report(&sframe::dump_text, f.files);
+  const std::string expected = join_file_texts({{"prog", sframe::dump(*decoded)},
+                                                {"lib.so", "lib.so: " + f.bad_error + "\n"},
+                                                {"libc.so.6", "libc.so.6: no .sframe section\n"}});
+  EXPECT_EQ(first_difference(printed.text, expected), "");
+  EXPECT_GT(printed.pieces, 2);
+  // One file prints bare: readelf's text, or its problem.
+  EXPECT_EQ(report(&sframe::dump_text, {f.files[0]}).text, sframe::dump(*decoded));
+  EXPECT_EQ(report(&sframe::dump_text, {f.files[1]}).text, "lib.so: " + f.bad_error + "\n");
+}
+
+TEST(SFrameDumpOfFiles, JsonTheArrayOfTheirDocuments) {
+  const ThreeFiles f;
+  using nlohmann::json;
+  const json expected = json::array(
+      {json::parse(whole_json(f.good)),
+       {{"schema", "unwindkit-sframe-dump/1"}, {"file", "lib.so"}, {"error", f.bad_error}},
+       {{"schema", "unwindkit-sframe-dump/1"},
+        {"file", "libc.so.6"},
+        {"error", "no .sframe section"}}});
+  const Printed printed = report(&sframe::dump_json, f.files);
+  EXPECT_EQ(first_difference(printed.text, expected.dump(2) + "\n"), "");
+  EXPECT_GT(printed.pieces, 2);
+  EXPECT_EQ(report(&sframe::dump_json, {}).text, "[]\n");
 }
 
 }  // namespace

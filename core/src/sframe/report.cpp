@@ -145,14 +145,20 @@ json section_json(const FileTable& t) {
   return out;
 }
 
-// Writes `text` after `indent` spaces, each of its lines indented as much: a document's part
-// dumped alone, where the whole document would have printed it.
-void append_indented(std::string& out, std::string_view text, size_t indent) {
-  out.append(indent, ' ');
+// Writes `text` with `indent` spaces after each of its newlines: the rest of a line the
+// output has begun, where a whole document would have printed it.
+void append_continued(std::string& out, std::string_view text, size_t indent) {
   for (const char c : text) {
     out.push_back(c);
     if (c == '\n') out.append(indent, ' ');
   }
+}
+
+// Writes `text` after `indent` spaces, each of its lines indented as much: a document's part
+// dumped alone, where the whole document would have printed it.
+void append_indented(std::string& out, std::string_view text, size_t indent) {
+  out.append(indent, ' ');
+  append_continued(out, text, indent);
 }
 
 const char* cfa_kind(CfaRule::Kind k) {
@@ -195,16 +201,10 @@ json rule_json(const UnwindRule& r) {
           {"text", describe(r)}};
 }
 
-}  // namespace
-
-std::string dump_text(const std::vector<FileTable>& files) {
-  return dump_files(files, kSectionName, [](const FileTable& t) { return dump(*t.section); });
-}
-
-std::string dump_json(const FileTable& file) { return section_json(file).dump(2) + "\n"; }
-
-Result<void> dump_json(const std::string& file, Bytes bytes, uint64_t section_address,
-                       Format format, const std::function<void(std::string_view)>& sink) {
+// One file's document as dump_json(file, bytes, ...) prints it, each line after `indent`
+// spaces (an element of an array), without the final newline.
+Result<void> stream_document(const std::string& file, Bytes bytes, uint64_t section_address,
+                             Format format, size_t indent, const Sink& sink) {
   auto layout = detail::read_layout(bytes, format);
   if (!layout) return tl::unexpected(layout.error());
   const auto whole = [](size_t, const Fde&, const std::vector<Fre>&,
@@ -218,7 +218,8 @@ Result<void> dump_json(const std::string& file, Bytes bytes, uint64_t section_ad
       document_head(file, h, layout->section.endian(), section_address, bytes.size()).dump(2);
   constexpr std::string_view kEmpty = "\n  \"functions\": []";  // no string holds a newline
   const size_t at = head.find(kEmpty) + kEmpty.size() - 2;
-  std::string out = head.substr(0, at);
+  std::string out;
+  append_indented(out, std::string_view(head).substr(0, at), indent);
   out += h.num_fdes == 0 ? "[]" : "[";
   constexpr size_t kPiece = size_t{64} << 10;
   auto read = detail::for_each_function(
@@ -226,24 +227,68 @@ Result<void> dump_json(const std::string& file, Bytes bytes, uint64_t section_ad
       [&](size_t i, const Fde& fde, const std::vector<Fre>& rows,
           const std::vector<int32_t>& words) {
         out += i == 0 ? "\n" : ",\n";
-        append_indented(out, function_json(h, {i, fde, rows, words}).dump(2), 4);
+        append_indented(out, function_json(h, {i, fde, rows, words}).dump(2), indent + 4);
         if (out.size() >= kPiece) {
           sink(out);
           out.clear();
         }
       });
   if (!read) return tl::unexpected(read.error());  // never: the first reading passed
-  if (h.num_fdes != 0) out += "\n  ]";
-  out += head.substr(at + 2);
-  out += "\n";
+  if (h.num_fdes != 0) {
+    out += "\n";
+    out.append(indent + 2, ' ');
+    out += "]";
+  }
+  append_continued(out, std::string_view(head).substr(at + 2), indent);
   sink(out);
   return {};
 }
 
-std::string dump_json(const std::vector<FileTable>& files) {
-  json out = json::array();
-  for (const FileTable& t : files) out.push_back(section_json(t));
-  return out.dump(2) + "\n";
+// Streams `f` with `stream` where it has a section; the problem to print instead where it has
+// none or its section is refused (before any of it was streamed).
+template <class Stream>
+std::optional<std::string> streamed(const FileSection& f, Stream stream) {
+  if (!f.bytes) return f.problem;
+  if (auto done = stream(); !done) return done.error().to_string();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string dump_json(const FileTable& file) { return section_json(file).dump(2) + "\n"; }
+
+Result<void> dump_json(const std::string& file, Bytes bytes, uint64_t section_address,
+                       Format format, const Sink& sink) {
+  auto done = stream_document(file, bytes, section_address, format, 0, sink);
+  if (done) sink("\n");
+  return done;
+}
+
+void dump_text(const std::vector<FileSection>& files, const Sink& sink) {
+  // As join_file_texts joins them: one file bare, several each under a "FILE:" line.
+  const bool titled = files.size() != 1;
+  for (const FileSection& f : files) {
+    if (titled) sink(f.file + ":\n");
+    if (auto problem = streamed(f, [&] { return dump(*f.bytes, f.address, f.format, sink); }))
+      sink(f.file + ": " + table_problem(*problem, kSectionName) + "\n");
+    if (titled) sink("\n");
+  }
+}
+
+void dump_json(const std::vector<FileSection>& files, const Sink& sink) {
+  // As nlohmann's dump(2) prints an array of the documents: each at two spaces.
+  if (files.empty()) return sink("[]\n");
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileSection& f = files[i];
+    sink(i == 0 ? "[\n" : ",\n");
+    if (auto problem = streamed(
+            f, [&] { return stream_document(f.file, *f.bytes, f.address, f.format, 2, sink); })) {
+      std::string doc;
+      append_indented(doc, section_json({f.file, nullptr, *problem, 0}).dump(2), 2);
+      sink(doc);
+    }
+  }
+  sink("\n]\n");
 }
 
 std::string lookup_text(std::string_view file, uint64_t pc, uint64_t shift,

@@ -133,7 +133,7 @@ OBJFILE is a loaded objfile (path or file name) or any ELF file; default: the pr
         super().__init__("unwindkit sframe dump", state)
 
     def invoke(self, arg, from_tty):
-        gdb.write(self._module(arg).dump())
+        self._module(arg).dump(gdb.write)
 
 
 class _CheckCommand(_ObjfileCommand):

@@ -26,19 +26,33 @@ struct FileTable {
   size_t size = 0;                   // bytes of the section
 };
 
-// readelf --sframe's text for one file ("FILE: problem" when it has none); several files
-// each under a "FILE:" line.
-std::string dump_text(const std::vector<FileTable>& files);
-// The dump document of docs/sframe-json.md for one file.
+// Where a report is written, in consecutive pieces (each at most tens of kilobytes).
+using Sink = std::function<void(std::string_view)>;
+
+// The dump document of docs/sframe-json.md for one file's decoded section.
 std::string dump_json(const FileTable& file);
-// The same document in consecutive pieces (each at most tens of kilobytes), read straight from
-// the section's bytes one function at a time: built whole, a 1,000,000-function section's
-// (1.6 GB of text) took 8.7 GB of memory. The bytes are read whole before the first piece, as
-// decode() reads them: a section it refuses gets its Error, and `sink` nothing.
+// The same document in pieces read straight from the section's bytes one function at a time:
+// built whole, a 1,000,000-function section's (1.6 GB of text) took 8.7 GB of memory. The
+// bytes are read whole before the first piece, as decode() reads them: a section it refuses
+// gets its Error, and `sink` nothing.
 Result<void> dump_json(const std::string& file, Bytes bytes, uint64_t section_address,
-                       Format format, const std::function<void(std::string_view)>& sink);
-// An array of them, for a command covering every module that matches (the LLDB plugin's).
-std::string dump_json(const std::vector<FileTable>& files);
+                       Format format, const Sink& sink);
+
+// One file's section as the debugger commands read it, straight from its bytes (in a file or
+// a debugger's module: a large section decoded takes six times its size), or why it has none.
+struct FileSection {
+  std::string file;
+  std::optional<Bytes> bytes;  // none: `problem` says why (empty: the file has no .sframe)
+  uint64_t address = 0;        // the section's link-time address
+  Format format = Format::SFrame;
+  std::string problem;
+};
+// readelf --sframe's text for one file, or "FILE: problem" (a section decode() refuses: its
+// Error); several files each under a "FILE:" line.
+void dump_text(const std::vector<FileSection>& files, const Sink& sink);
+// An array of the files' documents (a file without a section: the document's "error" form),
+// for a command covering every module that matches (the LLDB plugin's).
+void dump_json(const std::vector<FileSection>& files, const Sink& sink);
 
 // The rule at `pc` in `file`, or why there is none. `shift` is added to the function's range
 // to print it where `pc` lives (a debugger's load bias when the rule has link-time addresses).
