@@ -93,8 +93,8 @@ sframe::FileSection file_section(Module& mod) {
 
 // `unwindkit sframe dump`: readelf --sframe's text, at the link-time address as readelf shows
 // it, handed to `write` (gdb.write) piece by piece as it is made. Made whole first, a
-// 1,000,000-function module's (262 MB) cost GDB 6 s and 650 MB before its first line, and
-// quitting at the pager's prompt waited for all of it.
+// 1,000,000-function module's (262 MB) kept GDB 6 s longer and 660 MB larger, and quitting
+// at the pager's prompt waited for all of it.
 void dump_text(Module& mod, const py::function& write) {
   sframe::dump_text({file_section(mod)}, [&](std::string_view piece) {
     write(py::str(piece.data(), piece.size()));

@@ -6,7 +6,6 @@
 #include "unwindkit/file_report.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/report.h"
-#include "unwindkit/sframe/sframe.h"
 
 namespace unwindkit::lldb_plugin {
 namespace {
