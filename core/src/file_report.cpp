@@ -13,14 +13,19 @@ std::string no_section_problem(std::string_view section) {
 }  // namespace
 
 std::string join_file_texts(const std::vector<FileText>& parts) {
-  if (parts.size() == 1) return parts[0].text;
   std::string out;
-  for (const FileText& p : parts) out += p.file + ":\n" + p.text + "\n";
+  stream_file_texts(parts, [&](std::string_view piece) { out += piece; },
+                    [&](const FileText& p) { out += p.text; });
   return out;
 }
 
 std::string table_problem(std::string_view problem, std::string_view section) {
   return problem.empty() ? no_section_problem(section) : std::string(problem);
+}
+
+std::string no_table_text(std::string_view file, std::string_view problem,
+                          std::string_view section) {
+  return fmt::format("{}: {}\n", file, table_problem(problem, section));
 }
 
 std::string no_module_text(uint64_t pc) { return fmt::format("{:#x}: in no module\n", pc); }

@@ -106,11 +106,7 @@ void dump_text(Module& mod, const py::function& write) {
 // (text, passed).
 std::pair<std::string, bool> check_text(Module& mod) {
   const auto bytes = mod.sframe_section();
-  if (!bytes) {
-    std::string text;  // "FILE: no .sframe section", as the dump says it
-    sframe::dump_text({file_section(mod)}, [&](std::string_view piece) { text += piece; });
-    return {text, false};
-  }
+  if (!bytes) return {no_table_text(mod.path(), {}, sframe::kSectionName), false};
   std::vector<Error> problems = mod.sframe_problems();
   if (auto s = mod.sframe(); !s && problems.empty()) problems.push_back(s.error());
   return {sframe::check_text(mod.path(), problems, bytes->format), problems.empty()};

@@ -138,7 +138,7 @@ struct ThreeFiles {
                                          {"libc.so.6", std::nullopt, 0, {}, {}}};
 };
 
-Printed report(void (*dump)(const std::vector<sframe::FileSection>&, const sframe::Sink&),
+Printed report(void (*dump)(const std::vector<sframe::FileSection>&, const Sink&),
                const std::vector<sframe::FileSection>& files) {
   Printed printed;
   dump(files, [&](std::string_view piece) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,10 +18,28 @@ struct FileText {
   std::string text;  // ends in "\n"
 };
 
+// Where a report is written, in consecutive pieces (each at most tens of kilobytes).
+using Sink = std::function<void(std::string_view)>;
+
+// The frame, streamed: `write(f)` sends each file's text (ending in "\n") to `sink`, and the
+// frame goes around it. `File` is anything with a `file` name.
+template <class File, class Write>
+void stream_file_texts(const std::vector<File>& files, const Sink& sink, Write write) {
+  const bool titled = files.size() != 1;
+  for (const File& f : files) {
+    if (titled) sink(f.file + ":\n");
+    write(f);
+    if (titled) sink("\n");
+  }
+}
+
 std::string join_file_texts(const std::vector<FileText>& parts);
 
 // What is wrong with a file's table: `problem`, or with none given "no SECTION section".
 std::string table_problem(std::string_view problem, std::string_view section);
+// A file's text in a dump where it has no table: "FILE: " and table_problem's line.
+std::string no_table_text(std::string_view file, std::string_view problem,
+                          std::string_view section);
 
 // The dump of `files` (each a format's FileTable: `file`, `section` or null, `problem`):
 // `dump(table)` for a decoded one, "FILE: problem" for one without, joined as above.
@@ -29,7 +48,7 @@ std::string dump_files(const std::vector<Table>& files, std::string_view section
   std::vector<FileText> parts;
   for (const Table& t : files) {
     if (t.section == nullptr)
-      parts.push_back({t.file, t.file + ": " + table_problem(t.problem, section) + "\n"});
+      parts.push_back({t.file, no_table_text(t.file, t.problem, section)});
     else
       parts.push_back({t.file, dump(t)});
   }

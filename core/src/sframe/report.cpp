@@ -265,14 +265,10 @@ Result<void> dump_json(const std::string& file, Bytes bytes, uint64_t section_ad
 }
 
 void dump_text(const std::vector<FileSection>& files, const Sink& sink) {
-  // As join_file_texts joins them: one file bare, several each under a "FILE:" line.
-  const bool titled = files.size() != 1;
-  for (const FileSection& f : files) {
-    if (titled) sink(f.file + ":\n");
+  stream_file_texts(files, sink, [&](const FileSection& f) {
     if (auto problem = streamed(f, [&] { return dump(*f.bytes, f.address, f.format, sink); }))
-      sink(f.file + ": " + table_problem(*problem, kSectionName) + "\n");
-    if (titled) sink("\n");
-  }
+      sink(no_table_text(f.file, *problem, kSectionName));
+  });
 }
 
 void dump_json(const std::vector<FileSection>& files, const Sink& sink) {

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +12,7 @@
 
 #include "unwindkit/bytes.h"
 #include "unwindkit/error.h"
+#include "unwindkit/file_report.h"
 #include "unwindkit/rules.h"
 #include "unwindkit/sframe/section.h"
 
@@ -25,9 +25,6 @@ struct FileTable {
   std::string problem;               // the decode error; empty: the file has no .sframe
   size_t size = 0;                   // bytes of the section
 };
-
-// Where a report is written, in consecutive pieces (each at most tens of kilobytes).
-using Sink = std::function<void(std::string_view)>;
 
 // The dump document of docs/sframe-json.md for one file's decoded section.
 std::string dump_json(const FileTable& file);
