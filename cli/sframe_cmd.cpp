@@ -12,6 +12,8 @@
 
 #include "commands.h"
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/file_report.h"
+#include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/dump.h"
 #include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/index.h"
@@ -63,7 +65,7 @@ std::optional<Loaded> load(const Input& in) {
   l.elf = std::move(*f);
   const auto found = sframe::find_section(*l.elf);
   if (!found) {
-    std::fprintf(stderr, "unwindkit: %s: no .sframe or .ctf_frame section\n", in.path.c_str());
+    std::fprintf(stderr, "unwindkit: %s", no_table_text(in.path, {}, sframe::kSectionName).c_str());
     return std::nullopt;
   }
   l.bytes = found->section->data;

@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/file_report.h"
 #include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/decode.h"
 #include "unwindkit/trace/dump.h"
@@ -58,7 +59,7 @@ bool load(const Input& in, Loaded& out) {
   out.elf = std::make_unique<elf::ElfFile>(std::move(*f));
   const elf::Section* s = out.elf->section(trace::kSectionName);
   if (s == nullptr) {
-    std::fprintf(stderr, "unwindkit: %s: no .trace section\n", in.path.c_str());
+    std::fprintf(stderr, "unwindkit: %s", no_table_text(in.path, {}, trace::kSectionName).c_str());
     return false;
   }
   out.bytes = s->data;

@@ -39,6 +39,12 @@ bool Command::usage_error(lldb::SBCommandReturnObject& result, const std::string
   return false;
 }
 
+std::string Command::no_match(const std::string& name, std::string_view section) {
+  // A module asked for by name is reported whatever it has (as GDB's commands report a file).
+  if (!name.empty()) return "no module named " + name;
+  return "no module has a " + std::string(section) + " section";
+}
+
 void Command::print(lldb::SBCommandReturnObject& result, const std::string& text) {
   result.Printf("%s", text.c_str());
 }

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "installer.h"
@@ -24,6 +25,8 @@ class Command : public lldb::SBCommandPluginInterface {
   // Every module of the selected target whose file name or path is `name` (all when empty).
   std::vector<lldb::SBModule> modules(lldb::SBDebugger debugger, const std::string& name);
   static bool usage_error(lldb::SBCommandReturnObject& result, const std::string& message);
+  // Why a command covering modules() with tables `section` found none to report.
+  static std::string no_match(const std::string& name, std::string_view section);
   static void print(lldb::SBCommandReturnObject& result, const std::string& text);
   // Prints a report that says why the command found nothing, and marks it failed.
   static bool failed(lldb::SBCommandReturnObject& result, const std::string& text);

@@ -27,12 +27,14 @@ bool SframeDumpCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComm
   ParsedArgs args = parse_args(argv, kDumpOptions);
   if (!args.error.empty()) return usage_error(result, args.error);
   if (!args.positional.empty()) return usage_error(result, "unexpected argument; use -m MODULE");
+  const std::string name = args.get("module");
   std::vector<sframe::FileSection> files;
-  for (lldb::SBModule module : modules(debugger, args.get("module"))) {
+  for (lldb::SBModule module : modules(debugger, name)) {
     const ModuleTables& t = installer_.state(module).tables;
     if (t.module->sframe_section()) files.push_back(file_section(t));
+    else if (!name.empty()) files.push_back({t.path, std::nullopt, 0, {}, {}});  // says so
   }
-  if (files.empty()) return usage_error(result, "no module with .sframe matches");
+  if (files.empty()) return usage_error(result, no_match(name, sframe::kSectionName));
   const auto sink = [&](std::string_view piece) {
     result.Printf("%.*s", static_cast<int>(piece.size()), piece.data());
   };
@@ -59,11 +61,16 @@ bool SframeLookupCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCo
 bool SframeCheckCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCommandReturnObject& result) {
   ParsedArgs args = parse_args(argv, kCheckOptions);
   if (!args.error.empty()) return usage_error(result, args.error);
+  const std::string name = args.get("module");
   std::string out;
   bool bad = false;
-  for (lldb::SBModule module : modules(debugger, args.get("module"))) {
+  for (lldb::SBModule module : modules(debugger, name)) {
     const ModuleTables& t = installer_.state(module).tables;
     const auto bytes = t.module->sframe_section();
+    if (!bytes && !name.empty()) {  // a module asked for by name: it has nothing to check
+      out += no_table_text(t.path, {}, sframe::kSectionName);
+      bad = true;
+    }
     if (!bytes) continue;
     // A table that does not decode has that one problem (the strict checks never ran).
     std::vector<Error> problems = t.module->sframe_problems();
@@ -71,7 +78,7 @@ bool SframeCheckCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCom
     out += sframe::check_text(t.path, problems, bytes->format);
     bad |= !problems.empty();
   }
-  if (out.empty()) return usage_error(result, "no module with .sframe matches");
+  if (out.empty()) return usage_error(result, no_match(name, sframe::kSectionName));
   if (bad) return failed(result, out);
   print(result, out);
   return true;

@@ -17,16 +17,20 @@ bool TraceDumpCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBComma
   ParsedArgs args = parse_args(argv, kDumpOptions);
   if (!args.error.empty()) return usage_error(result, args.error);
   if (!args.positional.empty()) return usage_error(result, "unexpected argument; use -m MODULE");
+  const std::string name = args.get("module");
   std::vector<trace::FileTable> tables;
-  for (lldb::SBModule module : modules(debugger, args.get("module"))) {
+  for (lldb::SBModule module : modules(debugger, name)) {
     const ModuleTables& t = installer_.state(module).tables;
-    if (!t.has_trace) continue;
+    if (!t.has_trace) {
+      if (!name.empty()) tables.push_back({t.path, nullptr, {}, {}});  // asked for: says so
+      continue;
+    }
     if (t.trace)
       tables.push_back({t.path, &*t.trace, t.trace_bytes, {}});
     else
       tables.push_back({t.path, nullptr, {}, t.trace_error->to_string()});
   }
-  if (tables.empty()) return usage_error(result, "no module with .trace matches");
+  if (tables.empty()) return usage_error(result, no_match(name, trace::kSectionName));
   print(result, trace::dump_text(tables));
   return true;
 }

@@ -10,7 +10,8 @@ debuggers (on the core) look up the same numbers. For each function `nm -S` list
   binutils' `addr2line` gives;
 `_start` (crt1.o: no SFrame, no DWARF) must have no row of either, the same text in all three;
 and `sframe check`, `sframe dump` (readelf --sframe's text) and `trace dump` of the program
-must be the same text in all three."""
+must be the same text in all three. So must the three of libc, which has neither table
+(readelf's section list): the CLI fails with the debuggers' text as its error."""
 import os
 import re
 import sys
@@ -28,6 +29,7 @@ HANDLE = ("script r = lldb.SBCommandReturnObject(); "
           "print(r.GetOutput(), end='')")
 SOURCES = ["trace_main.c", "trace_visit.c"]
 OWN = ("main", "walk_list", "visit", "poke")  # the sources' functions
+LIBC = "/lib/x86_64-linux-gnu/libc.so.6"  # as the program's core names it
 FLAGS = ["-g", "-O0", "-fno-omit-frame-pointer", "-no-pie", "-Wa,--gsframe"]
 
 
@@ -54,6 +56,15 @@ def functions(exe):
 
 def cli(*args):
     return run([os.environ["UNWINDKIT"], *args], check=False).stdout
+
+
+def cli_error(*args):
+    """The CLI's error for a file it cannot report on, without its "unwindkit: " prefix."""
+    done = run([os.environ["UNWINDKIT"], *args], check=False)
+    prefix = "unwindkit: "
+    if done.returncode == 0 or done.stdout or not done.stderr.startswith(prefix):
+        return f"(exit {done.returncode}, stdout {done.stdout!r}, stderr {done.stderr!r})"
+    return done.stderr[len(prefix):]
 
 
 def gdb_pieces(exe, core, commands):
@@ -104,6 +115,11 @@ def main():
                                 "unwindkit sframe dump -m prog")
         cases["trace dump"] = (cli("trace", "dump", exe), "unwindkit trace dump",
                                "unwindkit trace dump -m prog")
+        # A loaded file with neither table, named by the path the core gives it.
+        for command in ("sframe check", "sframe dump", "trace dump"):
+            cases[f"{command}, libc"] = (cli_error(*command.split(), LIBC),
+                                         f"unwindkit {command} {LIBC}",
+                                         f"unwindkit {command} -m {LIBC}")
         names = list(cases)
         gdb_out = gdb_pieces(exe, core, [cases[n][1] for n in names])
         # Through the SB API: `lldb -b` stops at a failed command (a lookup that finds nothing).
@@ -111,6 +127,7 @@ def main():
         lldb_out = pieces(Lldb(plugin=True).run(marked(lldb_cmds), exe, core, check=False),
                           len(lldb_cmds))
         readelf = run([need("readelf"), "--sframe", exe]).stdout
+        libc_sections = run([need("readelf"), "-SW", LIBC]).stdout
         addr2line = {pc: run([need("addr2line"), "-e", exe, hex(pc)]).stdout.strip()
                      for pc in trace_pcs}
 
@@ -146,6 +163,13 @@ def main():
                         f"{cases[f'trace lookup {start_pc:#x}'][0]}")
     if not re.search(rf"^{re.escape(exe)}: \.sframe OK$", cases["sframe check"][0], re.M):
         problems.append(f"sframe check does not pass the program: {cases['sframe check'][0]}")
+
+    for section, command in ((".sframe", "sframe check"), (".sframe", "sframe dump"),
+                             (".trace", "trace dump")):
+        if f" {section} " in libc_sections:
+            problems.append(f"{LIBC} has a {section} section: no longer a file without one")
+        if cases[f"{command}, libc"][0] != f"{LIBC}: no {section} section\n":
+            problems.append(f"{command} of {LIBC}: {cases[f'{command}, libc'][0]}")
 
     for p in problems:
         print("FAIL", p)
