@@ -18,10 +18,18 @@ _THREAD = re.compile(r"^\*?\s*thread #\d+: tid = (0x[0-9a-fA-F]+|\d+)")
 _FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (0x[0-9a-fA-F]+)")
 _SELECTED = re.compile(r"^frame #(\d+): ")  # what `frame select N` prints first
 _REGISTER = re.compile(r"^\s*(\w+) = (0x[0-9a-fA-F]+)")
+# A command printing "SYMBOLS PATH": the symbol file LLDB took for the module `prog`.
+SYMBOL_FILE = "script print('SYMBOLS', lldb.target.module['prog'].GetSymbolFileSpec().fullpath)"
 
 
 class LldbCrashed(AssertionError):
     pass
+
+
+def tagged(output, tag):
+    """What follows TAG on the first line of `output` that starts with "TAG " (None if none)."""
+    return next((line.split(" ", 1)[1] for line in output.splitlines()
+                 if line.startswith(tag + " ")), None)
 
 
 def plugin_path():

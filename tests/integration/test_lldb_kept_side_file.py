@@ -23,20 +23,18 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lldb_plugin import Lldb, threads  # noqa: E402
+from lldb_plugin import SYMBOL_FILE, Lldb, tagged, threads  # noqa: E402
 from test_lldb_live import PROGRAM, leaf_address  # noqa: E402
 from truth.tools import exit_with, need, run  # noqa: E402
 
 # The index remembers a file's content hash only once its last change is this far past (the
 # plugin's rule against a file changed twice within one timestamp tick).
 SETTLE_SECONDS = 2.5
-SYMBOL_FILE = "script print('SYMBOLS', lldb.target.module['prog'].GetSymbolFileSpec().fullpath)"
 SERVED_BYTES = 1 << 30  # the served folder's bound (README)
 
 
 def symbol_file(output):
-    return next((line.split(" ", 1)[1] for line in output.splitlines()
-                 if line.startswith("SYMBOLS ")), None)
+    return tagged(output, "SYMBOLS")
 
 
 def files_under(folder, part):

@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lldb_plugin import Lldb, plugin_path  # noqa: E402
+from lldb_plugin import SYMBOL_FILE, Lldb, plugin_path, tagged  # noqa: E402
 from test_lldb_live import PROGRAM, leaf_address  # noqa: E402
 from truth.tools import exit_with, need, run  # noqa: E402
 
@@ -39,12 +39,6 @@ def report():
             names.append(module.GetFileSpec().GetFilename())
     print("UNLOADED", " ".join(names) if names else "-")
 '''
-SYMBOL_FILE = "script print('SYMBOLS', lldb.target.module['prog'].GetSymbolFileSpec().fullpath)"
-
-
-def tagged(output, tag):
-    return next((line.split(" ", 1)[1] for line in output.splitlines()
-                 if line.startswith(tag + " ")), None)
 
 
 def after_launch(output):
