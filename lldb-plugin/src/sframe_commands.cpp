@@ -67,11 +67,13 @@ bool SframeCheckCommand::run(lldb::SBDebugger debugger, char** argv, lldb::SBCom
   for (lldb::SBModule module : modules(debugger, name)) {
     const ModuleTables& t = installer_.state(module).tables;
     const auto bytes = t.module->sframe_section();
-    if (!bytes && !name.empty()) {  // a module asked for by name: it has nothing to check
-      out += no_table_text(t.path, {}, sframe::kSectionName);
-      bad = true;
+    if (!bytes) {
+      if (!name.empty()) {  // a module asked for by name: it has nothing to check
+        out += no_table_text(t.path, {}, sframe::kSectionName);
+        bad = true;
+      }
+      continue;
     }
-    if (!bytes) continue;
     // A table that does not decode has that one problem (the strict checks never ran).
     std::vector<Error> problems = t.module->sframe_problems();
     if (auto s = t.module->sframe(); !s && problems.empty()) problems.push_back(s.error());
