@@ -9,9 +9,11 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <span>
 #include <vector>
 
+#include "cfi_entries.h"
 #include "unwindkit/dwarf/lower.h"
 #include "unwindkit/stepper.h"
 
@@ -91,6 +93,9 @@ struct CfiTables::Impl {
   Dwarf_CFI* eh_frame = nullptr;     // owned: dwarf_cfi_end
   Dwarf_CFI* debug_frame = nullptr;  // owned by `dwarf`
   std::vector<uint8_t> image;        // open_eh_frame's synthesized ELF, which `elf` reads
+  // Set once, before the first lookup: why libdw may not run a table's programs.
+  mutable std::once_flag checked;
+  mutable std::optional<Error> eh_frame_refused, debug_frame_refused;
 
   ~Impl() {
     if (eh_frame) dwarf_cfi_end(eh_frame);
@@ -156,9 +161,38 @@ struct CfiTables::Impl {
     return rule;
   }
 
+  // Every program libdw may run for a lookup in `cfi`, read before it runs any (cfi_entries.h):
+  // the error that refuses the table, if one does. CFI libdw reads where we find none to read
+  // is refused too.
+  const std::optional<Error>& refusal(Dwarf_CFI* cfi) const {
+    std::call_once(checked, [&] {
+      const auto first_error = [](const std::vector<EhFrame>& frames) -> std::optional<Error> {
+        if (frames.empty()) return unfound(".eh_frame");
+        for (const EhFrame& f : frames)
+          if (auto read = CfiEntries(f.cfi).check(f.table); !read) return read.error();
+        return std::nullopt;
+      };
+      if (eh_frame) eh_frame_refused = first_error(eh_frames_as_libdw(elf));
+      if (debug_frame) {
+        auto data = debug_frame_as_libdw(elf);
+        if (!data) {
+          debug_frame_refused = unfound(".debug_frame");
+        } else if (auto read = CfiEntries(*data).check({}); !read) {
+          debug_frame_refused = read.error();
+        }
+      }
+    });
+    return cfi == eh_frame ? eh_frame_refused : debug_frame_refused;
+  }
+
+  static Error unfound(std::string_view section) {
+    return Error{std::string(section), 0, "section", "libdw reads CFI whose bytes were not found"};
+  }
+
   // nullopt: this table has no FDE for `address`.
   Result<std::optional<UnwindRule>> lookup_in(Dwarf_CFI* cfi, std::string_view section,
                                               uint64_t address) const {
+    if (const auto& refused = refusal(cfi)) return tl::unexpected(*refused);
     Dwarf_Frame* raw = nullptr;
     if (dwarf_cfi_addrframe(cfi, address, &raw) != 0) {
       const char* msg = dwarf_errmsg(-1);
@@ -172,7 +206,8 @@ struct CfiTables::Impl {
   }
 
   // lookup_in's answer is not nullopt: an FDE covers `address` (or libdw fails on it).
-  static bool describes_in(Dwarf_CFI* cfi, uint64_t address) {
+  bool describes_in(Dwarf_CFI* cfi, uint64_t address) const {
+    if (refusal(cfi)) return true;
     Dwarf_Frame* raw = nullptr;
     if (dwarf_cfi_addrframe(cfi, address, &raw) == 0) {
       std::unique_ptr<Dwarf_Frame, FrameDeleter> frame(raw);
@@ -221,7 +256,8 @@ Result<CfiTables> CfiTables::open_eh_frame(Arch arch, Bytes section, uint64_t ad
 }
 
 std::optional<CfiTables::PltCfa> CfiTables::plt_cfa(uint64_t address) const {
-  if (impl_->arch != Arch::X86_64 || !impl_->eh_frame) return std::nullopt;
+  if (impl_->arch != Arch::X86_64 || !impl_->eh_frame || impl_->refusal(impl_->eh_frame))
+    return std::nullopt;
   Dwarf_Frame* raw = nullptr;
   if (dwarf_cfi_addrframe(impl_->eh_frame, address, &raw) != 0) return std::nullopt;
   std::unique_ptr<Dwarf_Frame, FrameDeleter> frame(raw);
@@ -257,8 +293,8 @@ Result<std::optional<UnwindRule>> CfiTables::lookup(uint64_t address) const {
 }
 
 bool CfiTables::describes(uint64_t address) const {
-  return (impl_->eh_frame && Impl::describes_in(impl_->eh_frame, address)) ||
-         (impl_->debug_frame && Impl::describes_in(impl_->debug_frame, address));
+  return (impl_->eh_frame && impl_->describes_in(impl_->eh_frame, address)) ||
+         (impl_->debug_frame && impl_->describes_in(impl_->debug_frame, address));
 }
 
 }  // namespace unwindkit::dwarf

@@ -16,6 +16,10 @@ namespace {
 // A CFI function has at most this many rows in SFrame (v3 counts FREs in a u16); a row
 // that does not advance, or more of them, means a table not worth following.
 constexpr size_t kMaxRowsPerFunction = std::numeric_limits<uint16_t>::max();
+// What converting one function may ask of libdw (FdeRange::work), which runs the program
+// afresh for each row: 16 times what libLLVM 22's largest function asks (about 2 M). Past it
+// a long hostile program's rows could take seconds each.
+constexpr uint64_t kMaxFunctionWork = uint64_t{1} << 25;
 // The AMD64 return address is always at CFA-8 (the header's fixed RA offset).
 constexpr int8_t kAmd64FixedRa = -8;
 
@@ -283,6 +287,13 @@ Result<CfiConversion> from_cfi(const elf::ElfFile& file, uint8_t version) {
     if (f.end - f.start > std::numeric_limits<uint32_t>::max()) {
       out.skipped.push_back({f.start, f.end, Error{f.section, f.offset, "address_range",
                                                    "function larger than a u32 size"}});
+      continue;
+    }
+    if (f.work > kMaxFunctionWork) {
+      out.skipped.push_back({f.start, f.end, Error{f.section, f.offset, "instructions",
+                                                   fmt::format("converting its rows asks libdw for "
+                                                               "{} steps, over {}",
+                                                               f.work, kMaxFunctionWork)}});
       continue;
     }
     auto pieces = function_rows(*cfi, conv, f, version);

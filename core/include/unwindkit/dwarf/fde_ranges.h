@@ -17,11 +17,15 @@ struct FdeRange {
   uint64_t end = 0;
   std::string section;  // ".eh_frame" or ".debug_frame"
   uint64_t offset = 0;  // the FDE's byte offset in that section
+  // What looking up each of its rows asks of libdw: rows times one lookup's program bytes
+  // and register rules copied (FdeCost in core/src/dwarf/cfi_entries.h).
+  uint64_t work = 0;
 };
 
-// Every FDE of `.eh_frame` (or, when the file has none, `.debug_frame`), in section order.
-// Zero-length FDEs are left out. Pointer encodings beyond absptr/udata/sdata with pcrel or
-// absolute application are errors naming the FDE.
+// Every FDE of `.eh_frame` (or, when the file has none, `.debug_frame`), in section order,
+// read as libdw reads them. Zero-length FDEs are left out. An FDE libdw cannot use (no CIE,
+// an encoding it does not read) is an error naming it, as is a program past the bounds of
+// dwarf/cfi_entries.h.
 Result<std::vector<FdeRange>> fde_ranges(const elf::ElfFile& file);
 
 }  // namespace unwindkit::dwarf

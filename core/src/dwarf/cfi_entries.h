@@ -1,0 +1,120 @@
+// CIEs and FDEs read as libdw reads them, and what running their programs costs libdw.
+//
+// libdw runs an FDE's program (from its CIE's initial state) afresh for every lookup. It
+// keeps one rule per register up to the highest register the program names, growing and
+// clearing that array on the way (it allows 2^28 registers: 2 GB), and copies the whole array
+// at every DW_CFA_remember_state. One hostile FDE could so cost seconds and gigabytes a
+// lookup, and a conversion (sframe::from_cfi) looks up every row. CfiTables therefore reads
+// every program libdw may run before it runs any, and refuses CFI past the bounds below;
+// from_cfi weighs each function's rows before it converts them.
+//
+// The readers follow libdw 0.188 (cie.c, fde.c, cfi.c) where CFI is malformed: a program
+// is read as far as libdw would run it, so nothing libdw runs goes unread.
+#pragma once
+
+#include <elfutils/libdw.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "unwindkit/bytes.h"
+#include "unwindkit/error.h"
+
+namespace unwindkit::dwarf {
+
+// Four times the highest DWARF register number our psABIs give (x86_64's APX r31, 145).
+inline constexpr uint64_t kMaxCfiRegister = 1023;
+// Compilers nest one or two (an epilogue's state inside the body's).
+inline constexpr uint64_t kMaxRememberDepth = 64;
+
+// How a CIE's FDEs are laid out, as libdw's intern_new_cie reads its augmentation.
+struct CieLayout {
+  uint8_t fde_encoding = 0;  // DW_EH_PE_*; absptr is made udata4/udata8 by the ELF class
+  bool sized = false;        // 'z': each FDE has a ULEB128-sized block before its program
+};
+CieLayout cie_layout(const Dwarf_CIE& cie, bool is_64);
+
+// What libdw's lookups inside one FDE cost.
+struct FdeCost {
+  // One lookup: the program's bytes, and the register array copied at its start and at each
+  // DW_CFA_remember_state.
+  uint64_t lookup = 0;
+  // The rows it defines (1 + its location changes): a conversion looks up each.
+  uint64_t rows = 1;
+};
+
+// A CFI section (`.eh_frame` layout or `.debug_frame`'s) whose data start at `address`.
+struct CfiData {
+  Bytes data;
+  uint64_t address = 0;
+  std::string_view name;
+  bool eh = true;
+  bool is_64 = true;
+  Endian endian = Endian::Little;
+};
+
+// libdw's encoded_value_size: the bytes of a value in `encoding` at `pos` of `d`, by the low
+// three bits (sdata4 as udata4), a ULEB128 to its first byte with the top bit set (sic).
+size_t encoded_value_size(Bytes d, size_t pos, uint8_t encoding, bool is_64);
+
+// libdw's read_encoded_value over `cfi` (pcrel from cfi.address, datarel from `datarel`,
+// indirect through cfi's own data), moving `pos` past the value; nullopt where libdw fails.
+std::optional<uint64_t> read_encoded(const CfiData& cfi, uint8_t encoding, size_t& pos,
+                                     uint64_t datarel = 0);
+
+// An FDE as libdw's intern_fde reads it.
+struct Fde {
+  uint64_t start = 0;  // initial_location, its encoding applied
+  uint64_t range = 0;  // address_range
+  FdeCost cost;
+};
+
+class CfiEntries {
+ public:
+  explicit CfiEntries(const CfiData& cfi);
+  CfiEntries(const CfiEntries&) = delete;  // last_cie_ points into cies_
+  CfiEntries& operator=(const CfiEntries&) = delete;
+
+  // dwarf_next_cfi at `offset`: 0 an entry, 1 the end, -1 an error; `following` is where
+  // the next entry starts, if libdw could tell.
+  int next(uint64_t offset, uint64_t* following, Dwarf_CFI_Entry* entry);
+
+  // The FDE dwarf_next_cfi read at `offset`, with its CIE found as libdw finds it. The outer
+  // error names an instruction past a bound; the inner one why libdw cannot use the FDE.
+  Result<Result<Fde>> fde(const Dwarf_FDE& fde, uint64_t offset);
+
+  // Every program libdw may run for a lookup: the FDEs along the chain of entries (its search
+  // without a table) and those at `table` offsets (an .eh_frame_hdr search table's, in any
+  // order).
+  Result<void> check(std::span<const uint64_t> table);
+
+ private:
+
+  CfiData cfi_;
+  unsigned char ident_[EI_NIDENT]{};
+  Elf_Data data_{};
+  struct Cie {
+    CieLayout layout;
+    uint64_t registers = 0;  // the highest register its program names
+  };
+  std::map<uint64_t, std::optional<Cie>> cies_;  // by offset; nullopt: libdw cannot use it
+  std::map<uint64_t, std::optional<Cie>>::iterator last_cie_ = cies_.end();
+};
+
+// Each `.eh_frame` libdw's dwarf_getcfi_elf may read in `elf` (sections named .eh_frame, else
+// what PT_GNU_EH_FRAME points at, to the end of the file), with the FDE offsets the search
+// tables of .eh_frame_hdr name in it.
+struct EhFrame {
+  CfiData cfi;
+  std::vector<uint64_t> table;
+};
+std::vector<EhFrame> eh_frames_as_libdw(Elf* elf);
+
+// The `.debug_frame` dwarf_getcfi reads, once dwarf_begin_elf has decompressed it.
+std::optional<CfiData> debug_frame_as_libdw(Elf* elf);
+
+}  // namespace unwindkit::dwarf

@@ -1,0 +1,159 @@
+// Which bytes libdw reads as CFI (dwarf_getcfi_elf.c, fde.c's binary_search_fde), so that
+// CfiTables reads every program libdw may run. Where libdw versions differ, or libdw would
+// fail, every choice is taken: reading more than libdw runs refuses only hostile CFI.
+#include <dwarf.h>
+#include <gelf.h>
+
+#include <algorithm>
+#include <string_view>
+
+#include "cfi_entries.h"
+
+namespace unwindkit::dwarf {
+
+namespace {
+
+constexpr std::string_view kEhFrame = ".eh_frame", kEhFrameHdr = ".eh_frame_hdr";
+constexpr std::string_view kDebugFrame = ".debug_frame", kZDebugFrame = ".zdebug_frame";
+constexpr uint8_t kHdrVersion = 1;
+constexpr size_t kHdrFixedBytes = 4;  // version and the three encodings
+
+struct Header {
+  Bytes bytes;  // .eh_frame_hdr
+  uint64_t address = 0;
+};
+
+// parse_eh_frame_hdr: where .eh_frame is and the addresses of the FDEs the search table
+// names (those inside the header: libdw refuses a table that runs past it, or reads past it
+// in versions before the check). nullopt where libdw reads no header.
+struct Parsed {
+  uint64_t eh_frame = 0;
+  std::vector<uint64_t> fde_addresses;
+};
+std::optional<Parsed> parse_header(const Header& hdr, bool is_64, Endian endian) {
+  const Bytes h = hdr.bytes;
+  if (h.size() < kHdrFixedBytes || h[0] != kHdrVersion) return std::nullopt;
+  const uint8_t ptr_enc = h[1], count_enc = h[2], table_enc = h[3];
+  if (ptr_enc == DW_EH_PE_omit) return std::nullopt;
+  const CfiData as_cfi{h, hdr.address, kEhFrameHdr, true, is_64, endian};
+  size_t pos = kHdrFixedBytes;
+  Parsed out;
+  const auto eh_frame = read_encoded(as_cfi, ptr_enc, pos, hdr.address);
+  if (!eh_frame) return std::nullopt;
+  out.eh_frame = *eh_frame;
+  uint64_t count = 0;
+  if (count_enc != DW_EH_PE_omit) {
+    const auto n = read_encoded(as_cfi, count_enc, pos, hdr.address);
+    if (!n) return std::nullopt;
+    if (table_enc != DW_EH_PE_omit && (table_enc & ~DW_EH_PE_signed) != DW_EH_PE_uleb128)
+      count = *n;
+  }
+  if (count == 0 || pos > h.size()) return out;
+  const size_t value = encoded_value_size({}, 0, table_enc, is_64);
+  if (value == 0) return out;  // libdw searches no table
+  count = std::min<uint64_t>(count, (h.size() - pos) / value / 2);
+  // binary_search_fde reads the table as data of its own, at the header's address.
+  const CfiData table{h.subspan(pos), hdr.address, kEhFrameHdr, true, is_64, endian};
+  out.fde_addresses.reserve(count);
+  if (table_enc == (DW_EH_PE_datarel | DW_EH_PE_sdata4)) {  // what linkers write
+    const ByteReader r(table.data, endian, kEhFrameHdr);
+    for (uint64_t i = 0; i < count; ++i)
+      out.fde_addresses.push_back(hdr.address +
+                                  static_cast<uint64_t>(r.sint_in(i * 2 * value + value, value)));
+    return out;
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    size_t at = i * 2 * value;
+    if (!read_encoded(table, table_enc, at, hdr.address)) continue;
+    if (auto fde = read_encoded(table, table_enc, at, hdr.address))
+      out.fde_addresses.push_back(*fde);
+  }
+  return out;
+}
+
+std::string_view name_of(Elf* elf, size_t names, const GElf_Shdr& sh) {
+  const char* n = elf_strptr(elf, names, sh.sh_name);
+  return n ? n : "";
+}
+
+Bytes bytes_of(Elf_Data* d) {
+  if (!d || !d->d_buf) return {};
+  return {static_cast<const uint8_t*>(d->d_buf), d->d_size};
+}
+
+void add_table(EhFrame& frame, const std::vector<uint64_t>& fde_addresses) {
+  frame.table.reserve(frame.table.size() + fde_addresses.size());
+  for (uint64_t a : fde_addresses) frame.table.push_back(a - frame.cfi.address);  // wraps alike
+}
+
+}  // namespace
+
+std::vector<EhFrame> eh_frames_as_libdw(Elf* elf) {
+  std::vector<EhFrame> out;
+  GElf_Ehdr eh;
+  if (!gelf_getehdr(elf, &eh)) return out;
+  const bool is_64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
+  const Endian endian = eh.e_ident[EI_DATA] == ELFDATA2MSB ? Endian::Big : Endian::Little;
+  size_t names = 0;
+  if (elf_getshdrstrndx(elf, &names) != 0) return out;
+  // Every .eh_frame, with the table of every .eh_frame_hdr that names it: libdw versions
+  // differ in which they pair (0.188 takes the first .eh_frame and a header before it).
+  std::vector<Header> headers;
+  for (Elf_Scn* scn = nullptr; names != 0 && (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) continue;
+    const std::string_view name = name_of(elf, names, sh);
+    if (name != kEhFrame && name != kEhFrameHdr) continue;
+    Elf_Data* data = elf_rawdata(scn, nullptr);
+    if (!data || !data->d_buf) continue;
+    if (name == kEhFrame)
+      out.push_back({{bytes_of(data), sh.sh_addr, kEhFrame, true, is_64, endian}, {}});
+    else
+      headers.push_back({bytes_of(data), sh.sh_addr});
+  }
+  if (!out.empty()) {
+    for (const Header& h : headers)
+      if (auto parsed = parse_header(h, is_64, endian))
+        for (EhFrame& frame : out)
+          if (parsed->eh_frame == frame.cfi.address) add_table(frame, parsed->fde_addresses);
+    return out;
+  }
+  // Without one, libdw reads the PT_GNU_EH_FRAME segment, and .eh_frame to the end of the file.
+  size_t count = 0;
+  if (elf_getphdrnum(elf, &count) != 0) return out;
+  size_t file_size = 0;
+  const char* file = elf_rawfile(elf, &file_size);
+  if (!file) return out;
+  const Bytes whole(reinterpret_cast<const uint8_t*>(file), file_size);
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_GNU_EH_FRAME) continue;
+    if (ph.p_offset > file_size || ph.p_filesz > file_size - ph.p_offset) continue;
+    const auto parsed = parse_header({whole.subspan(ph.p_offset, ph.p_filesz), ph.p_vaddr},
+                                     is_64, endian);
+    if (!parsed) continue;
+    const uint64_t at = parsed->eh_frame - ph.p_vaddr + ph.p_offset;
+    if (at > file_size) continue;
+    out.push_back({{whole.subspan(at), parsed->eh_frame, kEhFrame, true, is_64, endian}, {}});
+    add_table(out.back(), parsed->fde_addresses);
+  }
+  return out;
+}
+
+std::optional<CfiData> debug_frame_as_libdw(Elf* elf) {
+  GElf_Ehdr eh;
+  size_t names = 0;
+  if (!gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &names) != 0) return std::nullopt;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) continue;
+    const std::string_view name = name_of(elf, names, sh);
+    if (name != kDebugFrame && name != kZDebugFrame) continue;
+    return CfiData{bytes_of(elf_getdata(scn, nullptr)), sh.sh_addr, kDebugFrame, false,
+                   eh.e_ident[EI_CLASS] == ELFCLASS64,
+                   eh.e_ident[EI_DATA] == ELFDATA2MSB ? Endian::Big : Endian::Little};
+  }
+  return std::nullopt;
+}
+
+}  // namespace unwindkit::dwarf

@@ -1,0 +1,304 @@
+// What CFI may ask of libdw, which runs an FDE's program afresh for each lookup, keeping a
+// rule for every register up to the highest named and copying them all at each
+// DW_CFA_remember_state (core/src/dwarf/cfi_entries.h). Hand-built `.eh_frame`s whose
+// instruction offsets follow from the DWARF 5 §6.4 layout they are written in.
+#include <elf.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "unwindkit/dwarf/cfi.h"
+#include "unwindkit/elf/elf_file.h"
+#include "unwindkit/sframe/from_cfi.h"
+
+namespace unwindkit::dwarf {
+namespace {
+
+constexpr uint64_t kBase = 0x400000;
+constexpr uint8_t kPcrelSdata4 = 0x1b, kDatarelSdata4 = 0x3b, kUdata4 = 0x03;
+constexpr uint8_t kOffsetExtended = 0x05, kUndefined = 0x07, kRemember = 0x0a,
+                  kRestore = 0x0b, kDefCfaOffset = 0x0e, kAdvance1 = 0x41;
+constexpr uint8_t kEight = 8, kSixteen = 16;
+
+void put(std::vector<uint8_t>& b, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void uleb(std::vector<uint8_t>& b, uint64_t v) {
+  do {
+    const uint8_t low = v & 0x7f;
+    v >>= 7;
+    b.push_back(static_cast<uint8_t>(low | (v != 0 ? 0x80 : 0)));
+  } while (v != 0);
+}
+
+// An `.eh_frame` to be loaded at `address`: entries are appended and their offsets kept.
+struct EhFrame {
+  uint64_t address = 0;
+  std::vector<uint8_t> b;
+
+  // CIE "zR" (FDE pointers pcrel sdata4), code align 1, data align -8, RA column 16: CFA =
+  // rsp+8, rip at CFA-8, then `extra` (whose offset goes to `extra_at`). Returns the CIE's.
+  size_t cie(const std::vector<uint8_t>& extra = {}, size_t* extra_at = nullptr) {
+    const size_t at = b.size();
+    put(b, 0, 4);  // length, patched below
+    put(b, 0, 4);  // CIE id
+    const std::vector<uint8_t> head{1, 'z', 'R', 0, 1, 0x78, 16, 1, kPcrelSdata4,
+                                    0x0c, 7, 8, 0x90, 1};  // def_cfa rsp 8; rip at cfa-8
+    b.insert(b.end(), head.begin(), head.end());
+    if (extra_at) *extra_at = b.size();
+    b.insert(b.end(), extra.begin(), extra.end());
+    close(at);
+    return at;
+  }
+  // An FDE of the CIE at `cie` for [start, start + size) running `program`; returns the offset
+  // of the program's first byte (the entry's own offset is that minus 17).
+  size_t fde(size_t cie, uint64_t start, uint32_t size, const std::vector<uint8_t>& program) {
+    const size_t at = b.size();
+    put(b, 0, 4);
+    put(b, b.size() - cie, 4);  // CIE pointer: back from this field
+    put(b, start - (address + b.size()), 4);
+    put(b, size, 4);
+    b.push_back(0);  // augmentation data length
+    const size_t first = b.size();
+    b.insert(b.end(), program.begin(), program.end());
+    close(at);
+    return first;
+  }
+  void terminator() { put(b, 0, 4); }
+
+ private:
+  void close(size_t at) {
+    while ((b.size() - at) % 4 != 0) b.push_back(0);  // DW_CFA_nop
+    const uint32_t length = static_cast<uint32_t>(b.size() - at - 4);
+    std::memcpy(b.data() + at, &length, 4);
+  }
+};
+
+// .eh_frame_hdr at `address` for the .eh_frame at `eh_frame_ptr`, its search table naming
+// each (start, FDE offset in `frame`).
+std::vector<uint8_t> header(uint64_t address, uint64_t eh_frame_ptr, const EhFrame& frame,
+                            const std::vector<std::pair<uint64_t, size_t>>& table) {
+  std::vector<uint8_t> h{1, kPcrelSdata4, kUdata4, kDatarelSdata4};
+  put(h, eh_frame_ptr - (address + h.size()), 4);
+  put(h, table.size(), 4);
+  for (const auto& [start, fde] : table) {
+    put(h, start - address, 4);
+    put(h, frame.address + fde - address, 4);
+  }
+  return h;
+}
+
+// An x86_64 executable of one PT_LOAD holding .eh_frame (at EhFrame::address, which
+// frame_address() gives before it is built) and, if given, .eh_frame_hdr right after it (in
+// the file; its section header comes first).
+constexpr size_t kHeaders = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
+constexpr uint64_t frame_address() { return kBase + kHeaders; }
+
+std::shared_ptr<const std::vector<uint8_t>> elf_image(const EhFrame& frame,
+                                                      const std::vector<uint8_t>& hdr) {
+  static constexpr char kNames[] = "\0.eh_frame\0.eh_frame_hdr\0.shstrtab";
+  const size_t hdr_at = kHeaders + frame.b.size();
+  const size_t names_at = hdr_at + hdr.size();
+  const size_t sh_at = (names_at + sizeof(kNames) + 7) & ~size_t{7};
+  const uint16_t count = hdr.empty() ? 3 : 4;
+  std::vector<uint8_t> out(sh_at + count * sizeof(Elf64_Shdr));
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = ET_EXEC;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_phoff = sizeof(Elf64_Ehdr);
+  eh.e_shoff = sh_at;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_phentsize = sizeof(Elf64_Phdr);
+  eh.e_phnum = 1;
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = count;
+  eh.e_shstrndx = count - 1;
+  std::memcpy(out.data(), &eh, sizeof eh);
+  Elf64_Phdr ph{};
+  ph.p_type = PT_LOAD;
+  ph.p_flags = PF_R | PF_X;
+  ph.p_vaddr = ph.p_paddr = kBase;
+  ph.p_filesz = ph.p_memsz = names_at;
+  ph.p_align = 0x1000;
+  std::memcpy(out.data() + sizeof eh, &ph, sizeof ph);
+  std::memcpy(out.data() + kHeaders, frame.b.data(), frame.b.size());
+  if (!hdr.empty()) std::memcpy(out.data() + hdr_at, hdr.data(), hdr.size());
+  std::memcpy(out.data() + names_at, kNames, sizeof(kNames));
+  std::vector<Elf64_Shdr> sh(count);
+  const auto section = [&](Elf64_Shdr& s, uint32_t name, size_t at, size_t size, uint32_t type) {
+    s.sh_name = name;
+    s.sh_type = type;
+    s.sh_flags = type == SHT_PROGBITS ? SHF_ALLOC : 0;
+    s.sh_addr = type == SHT_PROGBITS ? kBase + at : 0;
+    s.sh_offset = at;
+    s.sh_size = size;
+    s.sh_addralign = 1;
+  };
+  // ld lists .eh_frame_hdr first; libdw 0.188 pairs .eh_frame only with a header before it.
+  if (!hdr.empty()) section(sh[1], 11, hdr_at, hdr.size(), SHT_PROGBITS);
+  section(sh[hdr.empty() ? 1 : 2], 1, kHeaders, frame.b.size(), SHT_PROGBITS);
+  section(sh[count - 1], 25, names_at, sizeof(kNames), SHT_STRTAB);
+  std::memcpy(out.data() + sh_at, sh.data(), count * sizeof(Elf64_Shdr));
+  return std::make_shared<const std::vector<uint8_t>>(std::move(out));
+}
+
+std::vector<uint8_t> naming(uint8_t op, uint64_t reg) {
+  std::vector<uint8_t> p{kAdvance1, op};
+  uleb(p, reg);
+  if (op == kOffsetExtended) p.push_back(2);
+  return p;
+}
+
+constexpr uint64_t kFunction = 0x1000, kSize = 0x40;
+
+Result<std::optional<UnwindRule>> lookup(const EhFrame& frame, uint64_t pc) {
+  auto cfi = CfiTables::open_eh_frame(Arch::X86_64, frame.b, frame.address);
+  if (!cfi) return tl::unexpected(cfi.error());
+  return cfi->lookup(pc);
+}
+
+TEST(CfiBounds, AnFdeNamingARegisterPastTheBoundRefusesTheTable) {
+  for (uint8_t op : {kOffsetExtended, kUndefined}) {
+    EhFrame fine{0x2000, {}};
+    const size_t cie = fine.cie();
+    fine.fde(cie, kFunction, kSize, naming(op, 1023));
+    fine.terminator();
+    auto ok = lookup(fine, kFunction + 1);
+    ASSERT_TRUE(ok) << ok.error().to_string();
+    EXPECT_TRUE(*ok);
+
+    EhFrame bad{0x2000, {}};
+    const size_t bad_cie = bad.cie();
+    bad.fde(bad_cie, 0x5000, kSize, {});  // another function, harmless itself
+    const size_t program = bad.fde(bad_cie, kFunction, kSize, naming(op, 1024));
+    bad.terminator();
+    for (uint64_t pc : {kFunction, uint64_t{0x5000}}) {  // every lookup: libdw may run any
+      auto refused = lookup(bad, pc);
+      ASSERT_FALSE(refused);
+      EXPECT_EQ(refused.error().section, ".eh_frame");
+      EXPECT_EQ(refused.error().offset, program + 1);  // after the advance
+      EXPECT_EQ(refused.error().field,
+                op == kOffsetExtended ? "DW_CFA_offset_extended" : "DW_CFA_undefined");
+      EXPECT_NE(refused.error().message.find("1024"), std::string::npos);
+    }
+  }
+}
+
+TEST(CfiBounds, ACieNamingARegisterPastTheBoundRefusesItsFdes) {
+  EhFrame frame{0x2000, {}};
+  std::vector<uint8_t> extra{kUndefined};
+  uleb(extra, 5000);
+  size_t program = 0;
+  const size_t cie = frame.cie(extra, &program);
+  frame.fde(cie, kFunction, kSize, {});
+  frame.terminator();
+  auto refused = lookup(frame, kFunction);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().offset, program);
+  EXPECT_EQ(refused.error().field, "DW_CFA_undefined");
+}
+
+TEST(CfiBounds, StatesNestedPastTheBoundRefuseTheTable) {
+  for (size_t depth : {size_t{64}, size_t{65}}) {
+    EhFrame frame{0x2000, {}};
+    const size_t cie = frame.cie();
+    std::vector<uint8_t> program{kAdvance1};
+    program.insert(program.end(), depth, kRemember);
+    program.insert(program.end(), depth, kRestore);
+    const size_t first = frame.fde(cie, kFunction, kSize, program);
+    frame.terminator();
+    auto r = lookup(frame, kFunction + 2);
+    if (depth == 64) {
+      ASSERT_TRUE(r) << r.error().to_string();
+      EXPECT_TRUE(*r);
+    } else {
+      ASSERT_FALSE(r);
+      EXPECT_EQ(r.error().field, "DW_CFA_remember_state");
+      EXPECT_EQ(r.error().offset, first + 1 + 64);  // the 65th
+    }
+  }
+}
+
+// libdw finds FDEs through .eh_frame_hdr's table when the table is for this .eh_frame, so an
+// FDE past the terminator, which no walk of the entries reaches, is read as well.
+TEST(CfiBounds, AnFdeOnlyTheSearchTableNamesIsRead) {
+  constexpr uint64_t kHidden = 0x5000;
+  for (uint64_t reg : {uint64_t{5}, uint64_t{4096}}) {
+    for (bool table_for_this_frame : {true, false}) {
+      EhFrame frame{frame_address(), {}};
+      const size_t cie = frame.cie();
+      const size_t shown = frame.b.size();
+      frame.fde(cie, kFunction, kSize, {});
+      frame.terminator();
+      const size_t hidden = frame.b.size();
+      const size_t program = frame.fde(cie, kHidden, kSize, naming(kUndefined, reg));
+      const uint64_t hdr_at = frame.address + frame.b.size();
+      // Or the header says it is for another .eh_frame (its table still naming these FDEs).
+      const uint64_t eh_frame_ptr = frame.address + (table_for_this_frame ? 0 : 0x100);
+      const auto hdr = header(hdr_at, eh_frame_ptr, frame, {{kFunction, shown}, {kHidden, hidden}});
+      auto file = elf::ElfFile::parse(elf_image(frame, hdr), "hidden");
+      ASSERT_TRUE(file) << file.error().to_string();
+      auto cfi = CfiTables::open(*file);
+      ASSERT_TRUE(cfi) << cfi.error().to_string();
+      auto shown_rule = cfi->lookup(kFunction);
+      auto hidden_rule = cfi->lookup(kHidden + 1);
+      if (!table_for_this_frame) {  // libdw walks the entries and stops at the terminator
+        ASSERT_TRUE(shown_rule) << shown_rule.error().to_string();
+        EXPECT_TRUE(*shown_rule);
+        ASSERT_TRUE(hidden_rule) << hidden_rule.error().to_string();
+        EXPECT_FALSE(*hidden_rule);
+      } else if (reg == 5) {  // the table leads libdw to it
+        ASSERT_TRUE(hidden_rule) << hidden_rule.error().to_string();
+        EXPECT_TRUE(*hidden_rule);
+      } else {
+        ASSERT_FALSE(shown_rule);
+        EXPECT_EQ(shown_rule.error().offset, program + 1);
+        EXPECT_EQ(shown_rule.error().field, "DW_CFA_undefined");
+      }
+    }
+  }
+}
+
+// A conversion looks up every row, each running the program from its start: a function whose
+// rows times (program bytes + register rules copied) passes 2^25 is skipped, naming its FDE.
+// Here 3 bytes a row and 35 rules (libdw's own RA_SIGN_STATE is register 34): 3000 rows ask
+// 3001 * (9000 + 35) = 27.1 M, 3500 rows 3501 * (10500 + 35) = 36.9 M.
+TEST(CfiBounds, AConversionSkipsAFunctionAskingTooMuchOfLibdw) {
+  for (uint32_t rows : {uint32_t{3000}, uint32_t{3500}}) {
+    EhFrame frame{frame_address(), {}};
+    const size_t cie = frame.cie();
+    const size_t fde = frame.b.size();
+    // Each row moves the CFA by 8: no two in a row say the same.
+    std::vector<uint8_t> program;
+    for (uint32_t i = 0; i < rows; ++i)
+      program.insert(program.end(), {kAdvance1, kDefCfaOffset, i % 2 == 0 ? kSixteen : kEight});
+    frame.fde(cie, kFunction, rows + 1, program);
+    frame.terminator();
+    auto file = elf::ElfFile::parse(elf_image(frame, {}), "long");
+    ASSERT_TRUE(file) << file.error().to_string();
+    auto conv = sframe::from_cfi(*file, sframe::kVersion3);
+    ASSERT_TRUE(conv) << conv.error().to_string();
+    if (rows == 3000) {
+      ASSERT_EQ(conv->skipped.size(), 0u) << conv->skipped[0].reason.to_string();
+      ASSERT_EQ(conv->section.fdes.size(), 1u);
+      EXPECT_EQ(conv->section.fdes[0].fres.size(), rows + 1);
+    } else {
+      ASSERT_EQ(conv->skipped.size(), 1u);
+      EXPECT_EQ(conv->skipped[0].reason.offset, fde);
+      EXPECT_EQ(conv->skipped[0].reason.field, "instructions");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace unwindkit::dwarf
