@@ -265,31 +265,33 @@ Result<Program> read_program(const CfiData& cfi, size_t pos, size_t end, uint8_t
   return out;
 }
 
-}  // namespace
-
-CieLayout cie_layout(const Dwarf_CIE& cie, bool is_64) {
+// `cie` as dwarf_next_cfi read it from `section`, its augmentation as libdw's intern_new_cie
+// reads it.
+CieLayout cie_layout(const Dwarf_CIE& cie, Bytes section, bool is_64) {
   CieLayout out;
   out.fde_encoding = DW_EH_PE_absptr;
   const std::string_view aug = cie.augmentation ? cie.augmentation : "";
-  const Bytes data(cie.augmentation_data, cie.augmentation_data ? cie.augmentation_data_size : 0);
-  size_t pos = 0;
   out.sized = !aug.empty() && aug[0] == 'z';
   // Without 'z' libdw reads no augmentation data: 'L', 'R' and 'P' then change nothing.
-  if (out.sized) {
+  const uint8_t* data = cie.augmentation_data;
+  if (out.sized && data && data >= section.data() && data <= section.data() + section.size()) {
+    size_t pos = static_cast<size_t>(data - section.data());
+    const size_t limit = pos + cie.augmentation_data_size;
     for (char c : aug.substr(1)) {
-      if (c == 'R' || c == 'L' || c == 'P') {
-        if (pos >= data.size()) break;  // libdw refuses the CIE (its FDEs fail alike)
-        const uint8_t enc = data[pos++];
-        if (c == 'R') out.fde_encoding = enc;
-        if (c == 'P') pos += encoded_value_size(data, pos, enc, is_64);
-      }
-      // 'S', 'B' and letters libdw does not know take no data.
+      if (c != 'R' && c != 'L' && c != 'P') continue;  // 'S', 'B' and unknown letters: no data
+      if (pos >= limit || pos >= section.size()) break;  // libdw refuses the CIE
+      const uint8_t enc = section[pos++];
+      if (c == 'R') out.fde_encoding = enc;
+      // (A ULEB128 personality is sized to the section's end, as libdw sizes it.)
+      if (c == 'P') pos += encoded_value_size(section, pos, enc, is_64);
     }
   }
   if ((out.fde_encoding & kFormatMask) == DW_EH_PE_absptr)
     out.fde_encoding |= is_64 ? DW_EH_PE_udata8 : DW_EH_PE_udata4;
   return out;
 }
+
+}  // namespace
 
 CfiEntries::CfiEntries(const CfiData& cfi) : cfi_(cfi) {
   ident_[EI_CLASS] = cfi.is_64 ? ELFCLASS64 : ELFCLASS32;
@@ -321,7 +323,7 @@ Result<Result<Fde>> CfiEntries::fde(const Dwarf_FDE& fde, uint64_t offset) {
     uint64_t following = 0;
     Dwarf_CFI_Entry entry{};
     if (next(fde.CIE_pointer, &following, &entry) == 0 && dwarf_cfi_cie_p(&entry)) {
-      const CieLayout layout = cie_layout(entry.cie, cfi_.is_64);
+      const CieLayout layout = cie_layout(entry.cie, cfi_.data, cfi_.is_64);
       auto program = read_program(cfi_, pos_of(entry.cie.initial_instructions),
                                   pos_of(entry.cie.initial_instructions_end), layout.fde_encoding);
       if (!program) return tl::unexpected(in_entry("CIE", fde.CIE_pointer, program.error()));

@@ -36,7 +36,6 @@ struct CieLayout {
   uint8_t fde_encoding = 0;  // DW_EH_PE_*; absptr is made udata4/udata8 by the ELF class
   bool sized = false;        // 'z': each FDE has a ULEB128-sized block before its program
 };
-CieLayout cie_layout(const Dwarf_CIE& cie, bool is_64);
 
 // What libdw's lookups inside one FDE cost.
 struct FdeCost {
@@ -51,8 +50,8 @@ struct FdeCost {
 struct CfiData {
   Bytes data;
   uint64_t address = 0;
-  std::string_view name;
-  bool eh = true;
+  std::string_view name;  // in errors
+  bool eh = true;        // else .debug_frame's CIE ids and pointers
   bool is_64 = true;
   Endian endian = Endian::Little;
 };
@@ -93,7 +92,6 @@ class CfiEntries {
   Result<void> check(std::span<const uint64_t> table);
 
  private:
-
   CfiData cfi_;
   unsigned char ident_[EI_NIDENT]{};
   Elf_Data data_{};
