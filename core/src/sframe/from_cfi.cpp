@@ -18,7 +18,7 @@ namespace {
 constexpr size_t kMaxRowsPerFunction = std::numeric_limits<uint16_t>::max();
 // What converting one function may ask of libdw (FdeRange::work), which runs the program
 // afresh for each row: 16 times what libLLVM 22's largest function asks (about 2 M). Past it
-// a long hostile program's rows could take seconds each.
+// a long hostile program could take seconds.
 constexpr uint64_t kMaxFunctionWork = uint64_t{1} << 25;
 // The AMD64 return address is always at CFA-8 (the header's fixed RA offset).
 constexpr int8_t kAmd64FixedRa = -8;

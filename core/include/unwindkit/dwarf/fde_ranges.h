@@ -25,7 +25,7 @@ struct FdeRange {
 // Every FDE of `.eh_frame` (or, when the file has none, `.debug_frame`), in section order,
 // read as libdw reads them. Zero-length FDEs are left out. An FDE libdw cannot use (no CIE,
 // an encoding it does not read) is an error naming it, as is a program past the bounds of
-// dwarf/cfi_entries.h.
+// core/src/dwarf/cfi_entries.h.
 Result<std::vector<FdeRange>> fde_ranges(const elf::ElfFile& file);
 
 }  // namespace unwindkit::dwarf
