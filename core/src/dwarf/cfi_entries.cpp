@@ -359,22 +359,28 @@ Result<Result<Fde>> CfiEntries::fde(const Dwarf_FDE& fde, uint64_t offset) {
 }
 
 Result<void> CfiEntries::check(std::span<const uint64_t> table) {
-  std::vector<bool> on_chain(table.empty() ? 0 : cfi_.data.size());
+  std::vector<uint64_t> chain;  // its FDEs' offsets, ascending
   for (uint64_t off = 0;;) {
     uint64_t following = 0;
     Dwarf_CFI_Entry entry{};
     const int rc = next(off, &following, &entry);
     if (rc > 0) break;
     if (rc == 0 && !dwarf_cfi_cie_p(&entry)) {
-      if (!on_chain.empty()) on_chain[off] = true;
+      if (!table.empty()) chain.push_back(off);
       if (auto f = fde(entry.fde, off); !f) return tl::unexpected(f.error());
     }
     // libdw's search skips an entry it cannot read if it can tell where the next starts.
     if (following <= off) break;
     off = following;
   }
+  if (table.empty()) return {};
+  // A bit per byte of the chain's extent, set where an FDE starts: the table's offsets are
+  // in address order, not the section's.
+  constexpr size_t kBits = 64;
+  std::vector<uint64_t> starts(chain.empty() ? 0 : chain.back() / kBits + 1);
+  for (uint64_t off : chain) starts[off / kBits] |= uint64_t{1} << (off % kBits);
   for (uint64_t off : table) {
-    if (off < on_chain.size() && on_chain[off]) continue;
+    if (off / kBits < starts.size() && (starts[off / kBits] >> (off % kBits) & 1) != 0) continue;
     uint64_t following = 0;
     Dwarf_CFI_Entry entry{};
     if (next(off, &following, &entry) != 0 || dwarf_cfi_cie_p(&entry)) continue;
