@@ -9,17 +9,18 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "unwindkit/dwarf/cfi.h"
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/sframe/from_cfi.h"
+#include "elf_image.h"
 
 namespace unwindkit::dwarf {
 namespace {
 
-constexpr uint64_t kBase = 0x400000;
 constexpr uint8_t kPcrelSdata4 = 0x1b, kDatarelSdata4 = 0x3b, kUdata4 = 0x03;
 constexpr uint8_t kOffsetExtended = 0x05, kUndefined = 0x07, kRemember = 0x0a,
                   kRestore = 0x0b, kDefCfaOffset = 0x0e, kAdvance1 = 0x41;
@@ -93,63 +94,20 @@ std::vector<uint8_t> header(uint64_t address, uint64_t eh_frame_ptr, const EhFra
   return h;
 }
 
-// An x86_64 executable of one PT_LOAD holding .eh_frame (at EhFrame::address, which
-// frame_address() gives before it is built) and, if given, .eh_frame_hdr right after it (in
-// the file; its section header comes first).
-constexpr size_t kHeaders = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
-constexpr uint64_t frame_address() { return kBase + kHeaders; }
+// An x86_64 executable (elf_image.h) holding .eh_frame (at EhFrame::address, which
+// frame_address() gives before it is built) and, if given, .eh_frame_hdr right after it in
+// the file. ld lists the header's section first; libdw 0.188 pairs .eh_frame only with a
+// header listed before it, and otherwise walks the entries.
+constexpr uint64_t frame_address() { return test::kImageBase + test::kImageHeaders; }
 
 std::shared_ptr<const std::vector<uint8_t>> elf_image(const EhFrame& frame,
-                                                      const std::vector<uint8_t>& hdr) {
-  static constexpr char kNames[] = "\0.eh_frame\0.eh_frame_hdr\0.shstrtab";
-  const size_t hdr_at = kHeaders + frame.b.size();
-  const size_t names_at = hdr_at + hdr.size();
-  const size_t sh_at = (names_at + sizeof(kNames) + 7) & ~size_t{7};
-  const uint16_t count = hdr.empty() ? 3 : 4;
-  std::vector<uint8_t> out(sh_at + count * sizeof(Elf64_Shdr));
-  Elf64_Ehdr eh{};
-  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
-  eh.e_ident[EI_CLASS] = ELFCLASS64;
-  eh.e_ident[EI_DATA] = ELFDATA2LSB;
-  eh.e_ident[EI_VERSION] = EV_CURRENT;
-  eh.e_type = ET_EXEC;
-  eh.e_machine = EM_X86_64;
-  eh.e_version = EV_CURRENT;
-  eh.e_phoff = sizeof(Elf64_Ehdr);
-  eh.e_shoff = sh_at;
-  eh.e_ehsize = sizeof(Elf64_Ehdr);
-  eh.e_phentsize = sizeof(Elf64_Phdr);
-  eh.e_phnum = 1;
-  eh.e_shentsize = sizeof(Elf64_Shdr);
-  eh.e_shnum = count;
-  eh.e_shstrndx = count - 1;
-  std::memcpy(out.data(), &eh, sizeof eh);
-  Elf64_Phdr ph{};
-  ph.p_type = PT_LOAD;
-  ph.p_flags = PF_R | PF_X;
-  ph.p_vaddr = ph.p_paddr = kBase;
-  ph.p_filesz = ph.p_memsz = names_at;
-  ph.p_align = 0x1000;
-  std::memcpy(out.data() + sizeof eh, &ph, sizeof ph);
-  std::memcpy(out.data() + kHeaders, frame.b.data(), frame.b.size());
-  if (!hdr.empty()) std::memcpy(out.data() + hdr_at, hdr.data(), hdr.size());
-  std::memcpy(out.data() + names_at, kNames, sizeof(kNames));
-  std::vector<Elf64_Shdr> sh(count);
-  const auto section = [&](Elf64_Shdr& s, uint32_t name, size_t at, size_t size, uint32_t type) {
-    s.sh_name = name;
-    s.sh_type = type;
-    s.sh_flags = type == SHT_PROGBITS ? SHF_ALLOC : 0;
-    s.sh_addr = type == SHT_PROGBITS ? kBase + at : 0;
-    s.sh_offset = at;
-    s.sh_size = size;
-    s.sh_addralign = 1;
-  };
-  // ld lists .eh_frame_hdr first; libdw 0.188 pairs .eh_frame only with a header before it.
-  if (!hdr.empty()) section(sh[1], 11, hdr_at, hdr.size(), SHT_PROGBITS);
-  section(sh[hdr.empty() ? 1 : 2], 1, kHeaders, frame.b.size(), SHT_PROGBITS);
-  section(sh[count - 1], 25, names_at, sizeof(kNames), SHT_STRTAB);
-  std::memcpy(out.data() + sh_at, sh.data(), count * sizeof(Elf64_Shdr));
-  return std::make_shared<const std::vector<uint8_t>>(std::move(out));
+                                                      const std::vector<uint8_t>& hdr,
+                                                      bool header_listed_first = true) {
+  const test::ImageSection sections[] = {{".eh_frame", frame.b}, {".eh_frame_hdr", hdr}};
+  constexpr size_t kAsLd[] = {1, 0};
+  const std::span<const test::ImageSection> present(sections, hdr.empty() ? 1 : 2);
+  return std::make_shared<const std::vector<uint8_t>>(test::elf_image(
+      EM_X86_64, present, header_listed_first && !hdr.empty() ? kAsLd : std::span<const size_t>{}));
 }
 
 std::vector<uint8_t> naming(uint8_t op, uint64_t reg) {
@@ -229,8 +187,9 @@ TEST(CfiBounds, StatesNestedPastTheBoundRefuseTheTable) {
   }
 }
 
-// libdw finds FDEs through .eh_frame_hdr's table when the table is for this .eh_frame, so an
-// FDE past the terminator, which no walk of the entries reaches, is read as well.
+// libdw finds FDEs through .eh_frame_hdr's table when the table is for this .eh_frame, and then
+// runs only the FDE the table gives: an FDE past the terminator, which no walk of the entries
+// reaches, is read when a lookup leads there, and a bad one refuses that lookup alone.
 TEST(CfiBounds, AnFdeOnlyTheSearchTableNamesIsRead) {
   constexpr uint64_t kHidden = 0x5000;
   for (uint64_t reg : {uint64_t{5}, uint64_t{4096}}) {
@@ -252,19 +211,62 @@ TEST(CfiBounds, AnFdeOnlyTheSearchTableNamesIsRead) {
       ASSERT_TRUE(cfi) << cfi.error().to_string();
       auto shown_rule = cfi->lookup(kFunction);
       auto hidden_rule = cfi->lookup(kHidden + 1);
+      ASSERT_TRUE(shown_rule) << shown_rule.error().to_string();
+      EXPECT_TRUE(*shown_rule);
       if (!table_for_this_frame) {  // libdw walks the entries and stops at the terminator
-        ASSERT_TRUE(shown_rule) << shown_rule.error().to_string();
-        EXPECT_TRUE(*shown_rule);
         ASSERT_TRUE(hidden_rule) << hidden_rule.error().to_string();
         EXPECT_FALSE(*hidden_rule);
       } else if (reg == 5) {  // the table leads libdw to it
         ASSERT_TRUE(hidden_rule) << hidden_rule.error().to_string();
         EXPECT_TRUE(*hidden_rule);
       } else {
-        ASSERT_FALSE(shown_rule);
-        EXPECT_EQ(shown_rule.error().offset, program + 1);
-        EXPECT_EQ(shown_rule.error().field, "DW_CFA_undefined");
+        ASSERT_FALSE(hidden_rule);
+        EXPECT_EQ(hidden_rule.error().offset, program + 1);
+        EXPECT_EQ(hidden_rule.error().field, "DW_CFA_undefined");
+        EXPECT_TRUE(cfi->describes(kHidden + 1));
       }
+    }
+  }
+}
+
+// Two FDEs cover one function: a bad one first along the entries, a good one (CFA rsp+16 from
+// its second byte) that the table names. With the header listed first, as ld lists it, libdw
+// runs the table's FDE, whose rule comes back. Listed after .eh_frame, or followed by a second
+// header (for another .eh_frame), libdw 0.188 pairs no table with .eh_frame, walks the entries
+// and would run the bad FDE: so that is read and refuses the lookup.
+TEST(CfiBounds, WhereLibdwWalksTheEntriesTheirProgramsAreRead) {
+  enum class Headers { AsLd, ListedAfter, SecondHeader };
+  for (Headers headers : {Headers::AsLd, Headers::ListedAfter, Headers::SecondHeader}) {
+    EhFrame frame{frame_address(), {}};
+    const size_t cie = frame.cie();
+    const size_t bad = frame.fde(cie, kFunction, kSize, naming(kUndefined, 4096));
+    const size_t good = frame.b.size();
+    frame.fde(cie, kFunction, kSize, {kAdvance1, kDefCfaOffset, kSixteen});
+    frame.terminator();
+    const uint64_t hdr_at = frame.address + frame.b.size();
+    const auto hdr = header(hdr_at, frame.address, frame, {{kFunction, good}});
+    const auto other = header(hdr_at + hdr.size(), frame.address + 0x100, frame, {});
+    const test::ImageSection sections[] = {
+        {".eh_frame", frame.b}, {".eh_frame_hdr", hdr}, {".eh_frame_hdr", other}};
+    constexpr size_t kAsLd[] = {1, 0}, kAfter[] = {0, 1}, kSecond[] = {1, 2, 0};
+    const bool two = headers == Headers::SecondHeader;
+    std::span<const size_t> listed = kSecond;
+    if (headers == Headers::AsLd) listed = kAsLd;
+    if (headers == Headers::ListedAfter) listed = kAfter;
+    const auto image = test::elf_image(EM_X86_64, {sections, two ? 3u : 2u}, listed);
+    auto file = elf::ElfFile::parse(std::make_shared<const std::vector<uint8_t>>(image), "two");
+    ASSERT_TRUE(file) << file.error().to_string();
+    auto cfi = CfiTables::open(*file);
+    ASSERT_TRUE(cfi) << cfi.error().to_string();
+    auto rule = cfi->lookup(kFunction + 1);
+    if (headers == Headers::AsLd) {
+      ASSERT_TRUE(rule) << rule.error().to_string();
+      ASSERT_TRUE(*rule);
+      EXPECT_EQ((*rule)->cfa.offset, kSixteen);
+    } else {
+      ASSERT_FALSE(rule);
+      EXPECT_EQ(rule.error().offset, bad + 1);
+      EXPECT_EQ(rule.error().field, "DW_CFA_undefined");
     }
   }
 }

@@ -381,11 +381,16 @@ Result<void> CfiEntries::check(std::span<const uint64_t> table) {
   for (uint64_t off : chain) starts[off / kBits] |= uint64_t{1} << (off % kBits);
   for (uint64_t off : table) {
     if (off / kBits < starts.size() && (starts[off / kBits] >> (off % kBits) & 1) != 0) continue;
-    uint64_t following = 0;
-    Dwarf_CFI_Entry entry{};
-    if (next(off, &following, &entry) != 0 || dwarf_cfi_cie_p(&entry)) continue;
-    if (auto f = fde(entry.fde, off); !f) return tl::unexpected(f.error());
+    if (auto read = check_at(off); !read) return read;
   }
+  return {};
+}
+
+Result<void> CfiEntries::check_at(uint64_t offset) {
+  uint64_t following = 0;
+  Dwarf_CFI_Entry entry{};
+  if (next(offset, &following, &entry) != 0 || dwarf_cfi_cie_p(&entry)) return {};
+  if (auto f = fde(entry.fde, offset); !f) return tl::unexpected(f.error());
   return {};
 }
 

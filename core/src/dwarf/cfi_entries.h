@@ -5,8 +5,8 @@
 // clearing that array on the way (it allows 2^28 registers: 2 GB), and copies the whole array
 // at every DW_CFA_remember_state. One hostile FDE could so cost seconds and gigabytes a
 // lookup, and a conversion (sframe::from_cfi) looks up every row. CfiTables therefore reads
-// every program libdw may run before it runs any, and refuses CFI past the bounds below;
-// from_cfi weighs each function's rows before it converts them.
+// every program before libdw may run it, and refuses CFI past the bounds below; from_cfi
+// weighs each function's rows before it converts them.
 //
 // The readers follow libdw 0.188 (cie.c, fde.c, cfi.c) where CFI is malformed: a program
 // is read as far as libdw would run it, so nothing libdw runs goes unread.
@@ -90,6 +90,9 @@ class CfiEntries {
   // without a table) and those at `table` offsets (an .eh_frame_hdr search table's, in any
   // order).
   Result<void> check(std::span<const uint64_t> table);
+  // The program of the FDE a search table leads libdw to (__libdw_fde_by_offset), and its
+  // CIE's. Nothing where libdw reads no FDE there.
+  Result<void> check_at(uint64_t offset);
 
  private:
   CfiData cfi_;
@@ -103,14 +106,29 @@ class CfiEntries {
   std::map<uint64_t, std::optional<Cie>>::iterator last_cie_ = cies_.end();
 };
 
+// An .eh_frame_hdr search table of (initial location, FDE address) pairs, datarel sdata4 (what
+// linkers write), each at `address` + its value.
+struct SearchTable {
+  Bytes pairs;
+  uint64_t address = 0;  // the header's
+};
+
 // Each `.eh_frame` libdw's dwarf_getcfi_elf may read in `elf` (sections named .eh_frame, else
-// what PT_GNU_EH_FRAME points at, to the end of the file), with the FDE offsets the search
-// tables of .eh_frame_hdr name in it.
+// what PT_GNU_EH_FRAME points at, to the end of the file).
 struct EhFrame {
   CfiData cfi;
+  // Set where every libdw finds this .eh_frame's FDEs through this table alone: the file has
+  // one .eh_frame and one .eh_frame_hdr, listed before it, naming it, its table inside it.
+  // A lookup then runs only the FDE searched_fde() names.
+  std::optional<SearchTable> search;
+  // Otherwise the offsets of the FDEs the search tables of .eh_frame_hdr name in it.
   std::vector<uint64_t> table;
 };
 std::vector<EhFrame> eh_frames_as_libdw(Elf* elf);
+
+// libdw's binary_search_fde: the offset in `frame` of the FDE its table gives for `address`,
+// nullopt for none (libdw then runs no program).
+std::optional<uint64_t> searched_fde(const EhFrame& frame, uint64_t address);
 
 // The `.debug_frame` dwarf_getcfi reads, once dwarf_begin_elf has decompressed it.
 std::optional<CfiData> debug_frame_as_libdw(Elf* elf);

@@ -17,18 +17,24 @@ constexpr std::string_view kEhFrame = ".eh_frame", kEhFrameHdr = ".eh_frame_hdr"
 constexpr std::string_view kDebugFrame = ".debug_frame", kZDebugFrame = ".zdebug_frame";
 constexpr uint8_t kHdrVersion = 1;
 constexpr size_t kHdrFixedBytes = 4;  // version and the three encodings
+constexpr uint8_t kLinkerTable = DW_EH_PE_datarel | DW_EH_PE_sdata4;
+constexpr size_t kLinkerPair = 8;  // two sdata4
 
 struct Header {
   Bytes bytes;  // .eh_frame_hdr
   uint64_t address = 0;
 };
 
-// parse_eh_frame_hdr: where .eh_frame is and the addresses of the FDEs the search table
-// names (those inside the header: libdw refuses a table that runs past it, or reads past it
-// in versions before the check). nullopt where libdw reads no header.
+// parse_eh_frame_hdr: where .eh_frame is, and the search table (the entries inside the
+// header: libdw refuses a table that runs past it, or reads past it in versions before the
+// check). nullopt where libdw reads no header.
 struct Parsed {
   uint64_t eh_frame = 0;
-  std::vector<uint64_t> fde_addresses;
+  // binary_search_fde reads the table as data of its own, at the header's address.
+  CfiData table;
+  uint8_t encoding = DW_EH_PE_omit;
+  uint64_t count = 0;  // 0: none
+  std::optional<SearchTable> linker_table;  // a table as linkers write it, all inside
 };
 std::optional<Parsed> parse_header(const Header& hdr, bool is_64, Endian endian) {
   const Bytes h = hdr.bytes;
@@ -51,24 +57,33 @@ std::optional<Parsed> parse_header(const Header& hdr, bool is_64, Endian endian)
   if (count == 0 || pos > h.size()) return out;
   const size_t value = encoded_value_size({}, 0, table_enc, is_64);
   if (value == 0) return out;  // libdw searches no table
-  count = std::min<uint64_t>(count, (h.size() - pos) / value / 2);
-  // binary_search_fde reads the table as data of its own, at the header's address.
-  const CfiData table{h.subspan(pos), hdr.address, kEhFrameHdr, true, is_64, endian};
-  out.fde_addresses.reserve(count);
-  if (table_enc == (DW_EH_PE_datarel | DW_EH_PE_sdata4)) {  // what linkers write
-    const ByteReader r(table.data, endian, kEhFrameHdr);
-    for (uint64_t i = 0; i < count; ++i)
-      out.fde_addresses.push_back(hdr.address +
-                                  static_cast<uint64_t>(r.sint_in(i * 2 * value + value, value)));
-    return out;
-  }
-  for (uint64_t i = 0; i < count; ++i) {
-    size_t at = i * 2 * value;
-    if (!read_encoded(table, table_enc, at, hdr.address)) continue;
-    if (auto fde = read_encoded(table, table_enc, at, hdr.address))
-      out.fde_addresses.push_back(*fde);
-  }
+  if (table_enc == kLinkerTable && count <= (h.size() - pos) / kLinkerPair)
+    out.linker_table = SearchTable{h.subspan(pos, count * kLinkerPair), hdr.address};
+  out.table = CfiData{h.subspan(pos), hdr.address, kEhFrameHdr, true, is_64, endian};
+  out.encoding = table_enc;
+  out.count = std::min<uint64_t>(count, (h.size() - pos) / value / 2);
   return out;
+}
+
+// The offsets in `frame` of the FDEs `parsed`'s table names (wrapping alike).
+void add_table(EhFrame& frame, const Parsed& parsed) {
+  const CfiData& table = parsed.table;
+  frame.table.reserve(frame.table.size() + parsed.count);
+  if (parsed.encoding == kLinkerTable) {
+    const ByteReader r(table.data, table.endian, kEhFrameHdr);
+    for (uint64_t i = 0; i < parsed.count; ++i) {
+      const auto fde = static_cast<uint64_t>(r.sint_in(i * kLinkerPair + kLinkerPair / 2, 4));
+      frame.table.push_back(table.address + fde - frame.cfi.address);
+    }
+    return;
+  }
+  const size_t value = encoded_value_size({}, 0, parsed.encoding, table.is_64);
+  for (uint64_t i = 0; i < parsed.count; ++i) {
+    size_t at = i * 2 * value;
+    if (!read_encoded(table, parsed.encoding, at, table.address)) continue;
+    if (auto fde = read_encoded(table, parsed.encoding, at, table.address))
+      frame.table.push_back(*fde - frame.cfi.address);
+  }
 }
 
 std::string_view name_of(Elf* elf, size_t names, const GElf_Shdr& sh) {
@@ -79,11 +94,6 @@ std::string_view name_of(Elf* elf, size_t names, const GElf_Shdr& sh) {
 Bytes bytes_of(Elf_Data* d) {
   if (!d || !d->d_buf) return {};
   return {static_cast<const uint8_t*>(d->d_buf), d->d_size};
-}
-
-void add_table(EhFrame& frame, const std::vector<uint64_t>& fde_addresses) {
-  frame.table.reserve(frame.table.size() + fde_addresses.size());
-  for (uint64_t a : fde_addresses) frame.table.push_back(a - frame.cfi.address);  // wraps alike
 }
 
 }  // namespace
@@ -97,25 +107,41 @@ std::vector<EhFrame> eh_frames_as_libdw(Elf* elf) {
   size_t names = 0;
   if (elf_getshdrstrndx(elf, &names) != 0) return out;
   // Every .eh_frame, with the table of every .eh_frame_hdr that names it: libdw versions
-  // differ in which they pair (0.188 takes the first .eh_frame and a header before it).
+  // differ in which they pair (0.188 takes the first .eh_frame and a header before it, older
+  // ones only a PROGBITS .eh_frame).
   std::vector<Header> headers;
+  size_t eh_frames = 0, hdrs = 0;  // sections so named, of any type
+  bool header_first = false, progbits = false;
   for (Elf_Scn* scn = nullptr; names != 0 && (scn = elf_nextscn(elf, scn)) != nullptr;) {
     GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) continue;
+    if (!gelf_getshdr(scn, &sh)) continue;
     const std::string_view name = name_of(elf, names, sh);
     if (name != kEhFrame && name != kEhFrameHdr) continue;
-    Elf_Data* data = elf_rawdata(scn, nullptr);
+    if (name == kEhFrame) {
+      ++eh_frames;
+      progbits = sh.sh_type == SHT_PROGBITS;
+    } else {
+      ++hdrs;
+      header_first = eh_frames == 0;
+    }
+    Elf_Data* data = sh.sh_type == SHT_NOBITS ? nullptr : elf_rawdata(scn, nullptr);
     if (!data || !data->d_buf) continue;
-    if (name == kEhFrame)
-      out.push_back({{bytes_of(data), sh.sh_addr, kEhFrame, true, is_64, endian}, {}});
-    else
+    if (name == kEhFrame) {
+      out.push_back({{bytes_of(data), sh.sh_addr, kEhFrame, true, is_64, endian}, {}, {}});
+    } else {
       headers.push_back({bytes_of(data), sh.sh_addr});
+    }
   }
   if (!out.empty()) {
     for (const Header& h : headers)
       if (auto parsed = parse_header(h, is_64, endian))
-        for (EhFrame& frame : out)
-          if (parsed->eh_frame == frame.cfi.address) add_table(frame, parsed->fde_addresses);
+        for (EhFrame& frame : out) {
+          if (parsed->eh_frame != frame.cfi.address) continue;
+          if (eh_frames == 1 && progbits && hdrs == 1 && header_first)
+            frame.search = parsed->linker_table;
+          // A searched table's FDEs are read as lookups find them, so not listed.
+          if (!frame.search) add_table(frame, *parsed);
+        }
     return out;
   }
   // Without one, libdw reads the PT_GNU_EH_FRAME segment, and .eh_frame to the end of the file.
@@ -134,10 +160,43 @@ std::vector<EhFrame> eh_frames_as_libdw(Elf* elf) {
     if (!parsed) continue;
     const uint64_t at = parsed->eh_frame - ph.p_vaddr + ph.p_offset;
     if (at > file_size) continue;
-    out.push_back({{whole.subspan(at), parsed->eh_frame, kEhFrame, true, is_64, endian}, {}});
-    add_table(out.back(), parsed->fde_addresses);
+    out.push_back({{whole.subspan(at), parsed->eh_frame, kEhFrame, true, is_64, endian}, {}, {}});
+    add_table(out.back(), *parsed);
   }
   return out;
+}
+
+std::optional<uint64_t> searched_fde(const EhFrame& frame, uint64_t address) {
+  if (!frame.search) return std::nullopt;
+  const CfiData table{frame.search->pairs, frame.search->address, kEhFrameHdr, true,
+                      frame.cfi.is_64, frame.cfi.endian};
+  const auto read = [&](size_t& at) {
+    return read_encoded(table, kLinkerTable, at, table.address);
+  };
+  const size_t entries = table.data.size() / kLinkerPair;
+  // Not std::upper_bound: libdw stops at the first entry whose successor starts past
+  // `address`, and a hostile table need not be sorted.
+  size_t l = 0, u = entries;
+  while (l < u) {
+    const size_t idx = (l + u) / 2;
+    size_t at = idx * kLinkerPair;
+    const auto start = read(at);
+    if (!start) break;
+    if (address < *start) {
+      u = idx;
+      continue;
+    }
+    l = idx + 1;
+    const auto fde = read(at);
+    if (!fde) break;
+    if (l < entries) {  // the last entry runs to the end of the module
+      const auto end = read(at);
+      if (!end) break;
+      if (address >= *end) continue;
+    }
+    return *fde - frame.cfi.address;
+  }
+  return std::nullopt;
 }
 
 std::optional<CfiData> debug_frame_as_libdw(Elf* elf) {

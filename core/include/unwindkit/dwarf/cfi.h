@@ -39,9 +39,10 @@ class CfiTables {
   // func_start/func_end of the rule hold the range of the CFI row (libdw reports the row's
   // range, not the FDE's); the rule is valid throughout it. signal_frame is set for FDEs
   // whose CIE augmentation has 'S'. Expressions beyond the shapes dwarf/lower.h lowers are
-  // errors. Before the first lookup every program libdw may run is read: a table whose
-  // programs ask libdw more than core/src/dwarf/cfi_entries.h allows refuses every lookup,
-  // with an error naming the instruction.
+  // errors. Every program libdw may run is read before it runs: one that asks libdw more
+  // than core/src/dwarf/cfi_entries.h allows is refused with an error naming the
+  // instruction. Where libdw finds FDEs through .eh_frame_hdr's table alone, only lookups that
+  // would run that program are refused; elsewhere (libdw may then run any) every lookup.
   Result<std::optional<UnwindRule>> lookup(uint64_t address) const;
   // Whether some FDE covers `address`: lookup() would give a rule or an error rather than
   // nullopt. Lowers no rule (a side file asks this of every function a module has).
