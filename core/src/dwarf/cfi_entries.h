@@ -109,8 +109,10 @@ class CfiEntries {
 // An .eh_frame_hdr search table of (initial location, FDE address) pairs, datarel sdata4 (what
 // linkers write), each at `address` + its value.
 struct SearchTable {
+  static constexpr size_t kPairBytes = 8;
   Bytes pairs;
   uint64_t address = 0;  // the header's
+  size_t entries() const { return pairs.size() / kPairBytes; }
 };
 
 // Each `.eh_frame` libdw's dwarf_getcfi_elf may read in `elf` (sections named .eh_frame, else
@@ -126,9 +128,13 @@ struct EhFrame {
 };
 std::vector<EhFrame> eh_frames_as_libdw(Elf* elf);
 
-// libdw's binary_search_fde: the offset in `frame` of the FDE its table gives for `address`,
-// nullopt for none (libdw then runs no program).
-std::optional<uint64_t> searched_fde(const EhFrame& frame, uint64_t address);
+// libdw's binary_search_fde: the table entry it stops at for `address` and the offset in
+// `frame` of the FDE that entry names; nullopt for none (libdw then runs no program).
+struct SearchHit {
+  size_t entry = 0;
+  uint64_t offset = 0;
+};
+std::optional<SearchHit> searched_fde(const EhFrame& frame, uint64_t address);
 
 // The `.debug_frame` dwarf_getcfi reads, once dwarf_begin_elf has decompressed it.
 std::optional<CfiData> debug_frame_as_libdw(Elf* elf);

@@ -18,7 +18,7 @@ constexpr std::string_view kDebugFrame = ".debug_frame", kZDebugFrame = ".zdebug
 constexpr uint8_t kHdrVersion = 1;
 constexpr size_t kHdrFixedBytes = 4;  // version and the three encodings
 constexpr uint8_t kLinkerTable = DW_EH_PE_datarel | DW_EH_PE_sdata4;
-constexpr size_t kLinkerPair = 8;  // two sdata4
+constexpr size_t kLinkerPair = SearchTable::kPairBytes;  // two sdata4
 
 struct Header {
   Bytes bytes;  // .eh_frame_hdr
@@ -166,35 +166,29 @@ std::vector<EhFrame> eh_frames_as_libdw(Elf* elf) {
   return out;
 }
 
-std::optional<uint64_t> searched_fde(const EhFrame& frame, uint64_t address) {
+std::optional<SearchHit> searched_fde(const EhFrame& frame, uint64_t address) {
   if (!frame.search) return std::nullopt;
-  const CfiData table{frame.search->pairs, frame.search->address, kEhFrameHdr, true,
-                      frame.cfi.is_64, frame.cfi.endian};
-  const auto read = [&](size_t& at) {
-    return read_encoded(table, kLinkerTable, at, table.address);
+  const SearchTable& table = *frame.search;
+  const ByteReader r(table.pairs, frame.cfi.endian, kEhFrameHdr);
+  // read_encoded for datarel|sdata4, which cannot fail inside the table.
+  const auto value = [&](size_t entry, size_t field) {
+    const size_t at = entry * kLinkerPair + field * (kLinkerPair / 2);
+    return table.address + static_cast<uint64_t>(r.sint_in(at, kLinkerPair / 2));
   };
-  const size_t entries = table.data.size() / kLinkerPair;
+  const size_t entries = table.entries();
   // Not std::upper_bound: libdw stops at the first entry whose successor starts past
   // `address`, and a hostile table need not be sorted.
   size_t l = 0, u = entries;
   while (l < u) {
     const size_t idx = (l + u) / 2;
-    size_t at = idx * kLinkerPair;
-    const auto start = read(at);
-    if (!start) break;
-    if (address < *start) {
+    if (address < value(idx, 0)) {
       u = idx;
       continue;
     }
     l = idx + 1;
-    const auto fde = read(at);
-    if (!fde) break;
-    if (l < entries) {  // the last entry runs to the end of the module
-      const auto end = read(at);
-      if (!end) break;
-      if (address >= *end) continue;
-    }
-    return *fde - frame.cfi.address;
+    // The last entry runs to the end of the module.
+    if (l < entries && address >= value(l, 0)) continue;
+    return SearchHit{idx, value(idx, 1) - frame.cfi.address};
   }
   return std::nullopt;
 }
