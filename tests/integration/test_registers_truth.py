@@ -98,7 +98,9 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
         rows.append(Row(pair.name, label, compare(truth_values, ours, regs)))
     # The first session of a module too large to wait for: the Python unwinder's registers
     # (an empty side-file cache, the plugin set before the files load).
-    with tempfile.TemporaryDirectory(prefix="uk-regs-later-") as cache:
+    # The plugin's detached maker may still be writing there after GDB has gone (it was told
+    # not to wait): the folder is removed as far as it can be, not waited for.
+    with tempfile.TemporaryDirectory(prefix="uk-regs-later-", ignore_cleanup_errors=True) as cache:
         later = (f"source {plugin}", "unwindkit set side-file-wait-limit 0")
         ours = gdb_values(arch.gdb, pair.stripped.exe, stripped_core, regs,
                           settings=(*later, *search(pair.stripped)),
