@@ -11,10 +11,9 @@ runs on the stripped core."""
 import os
 import re
 import subprocess
-import tempfile
 
 from lldb_plugin import CRASH_MARKERS, plugin_path
-from truth.tools import need
+from truth.tools import need, side_file_cache
 
 # Where the oracle copy lives, beside the pair's "intact" and "stripd" folders.
 _FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (0x[0-9a-fA-F]+) (.*)$")
@@ -39,7 +38,7 @@ def bt_all(exe, core, plugin, object_map=(), timeout=600, plugin_after_target=Fa
         cmd += ["-o", c]
     for c in ([] if core else after):  # batch mode runs these once the process has crashed
         cmd += ["-k", c]
-    with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
+    with side_file_cache("unwindkit-lldb-cache-") as cache:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                            timeout=timeout,
                            env=dict(os.environ, **(env or {}), UNWINDKIT_CACHE_DIR=cache))

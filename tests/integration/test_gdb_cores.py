@@ -18,6 +18,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
 from truth.debuggers import HERE as TRUTH_DIR  # noqa: E402
+from truth.tools import side_file_cache  # noqa: E402
 
 REGISTERS = {"x86_64": ("rip", "rsp", "rbp"), "aarch64": ("pc", "sp", "x29")}
 
@@ -31,7 +32,7 @@ def plugin_path():
 
 # The plugin's side files (gdb-plugin/README.md) go here, not into the user's cache; removed
 # when the test ends.
-_SIDE_FILES = tempfile.TemporaryDirectory(prefix="uk-gdb-side-files-")
+_SIDE_FILES = side_file_cache("uk-gdb-side-files-")
 
 
 def python_unwinder_only():

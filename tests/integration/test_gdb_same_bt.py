@@ -33,12 +33,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
 from test_gdb_cores import plugin_path  # noqa: E402
+from truth.tools import side_file_cache  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
 
 MARK = "@@UNWINDKIT-BT"
@@ -294,7 +294,7 @@ def main():
     only = [a for a in args if not a.startswith("--")]
     src = os.path.join(os.environ["UNWINDKIT_SOURCE_DIR"], "tests", "programs")
     rows, errors = [], 0
-    with tempfile.TemporaryDirectory(prefix="uk-gdb-same-bt-") as work:
+    with side_file_cache("uk-gdb-same-bt-") as work:  # holds the cache
         # The same environment for every run: live programs get GDB's environment, and a
         # different one would move their stacks.
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work,

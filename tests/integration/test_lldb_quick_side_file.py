@@ -13,14 +13,13 @@ side file, and LLDB's symbol file is the analyzed file kept there.
 """
 import os
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lldb_plugin import Lldb, threads  # noqa: E402
 from test_lldb_kept_side_file import files_under  # noqa: E402
 from test_lldb_live import PROGRAM, leaf_address  # noqa: E402
-from truth.tools import exit_with, need, run  # noqa: E402
+from truth.tools import exit_with, need, run, side_file_cache  # noqa: E402
 
 # `unwindkit status`'s line for a module given its quick file.
 QUICK_LINE = "  quick side file (SFrame over the side-file-wait-limit)"
@@ -36,7 +35,7 @@ def served_files(cache, suffix):
 
 def main():
     problems = []
-    with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-quick-") as work:
+    with side_file_cache("unwindkit-lldb-quick-") as work:  # holds the cache
         src = os.path.join(work, "quick.c")
         with open(src, "w") as f:
             f.write(PROGRAM)

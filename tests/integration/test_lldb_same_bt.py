@@ -41,7 +41,7 @@ from lldb_same_bt import (  # noqa: E402
     thread_frames)
 from dap_client import core_session  # noqa: E402
 from lldb_plugin import plugin_path  # noqa: E402
-from truth.tools import need  # noqa: E402
+from truth.tools import need, side_file_cache  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -151,7 +151,7 @@ def sb_frames(exe, core, plugin_when=None, object_map=()):
         cmd += ["--plugin", plugin_path(), "--when", plugin_when]
     for a, b in object_map:
         cmd += ["--object-map", a, b]
-    with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
+    with side_file_cache("unwindkit-lldb-cache-") as cache:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=600,
                            env=dict(os.environ, PYTHONPATH=lldb_python,
                                     UNWINDKIT_CACHE_DIR=cache))
@@ -175,7 +175,7 @@ def sb_threads(lines):
 def dap(exe, core, init=(), post=()):
     """lldb-dap's [[(pc, name), ...] per thread] and {scope: [(name, value), ...]} of the
     first __libc_start_call_main frame."""
-    with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
+    with side_file_cache("unwindkit-lldb-cache-") as cache:
         session = core_session(need("lldb-dap-22"), exe, core, init, post,
                                env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache),
                                variables_of=lambda f: f.get("name", "").startswith(LIBC_FRAME))

@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
 from truth.frame_values import (  # noqa: E402
     REGISTERS, Tally, compare, dap_shown, dap_values, gdb_values, lldb_values)
-from truth.tools import Skip, need, run  # noqa: E402
+from truth.tools import Skip, need, run, side_file_cache  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
 from dap_client import core_registers  # noqa: E402
 from lldb_plugin import Lldb, plugin_path  # noqa: E402
@@ -98,9 +98,7 @@ def gdb_rows(pair, intact_core, stripped_core, twins):
         rows.append(Row(pair.name, label, compare(truth_values, ours, regs)))
     # The first session of a module too large to wait for: the Python unwinder's registers
     # (an empty side-file cache, the plugin set before the files load).
-    # The plugin's detached maker may still be writing there after GDB has gone (it was told
-    # not to wait): the folder is removed as far as it can be, not waited for.
-    with tempfile.TemporaryDirectory(prefix="uk-regs-later-", ignore_cleanup_errors=True) as cache:
+    with side_file_cache("uk-regs-later-") as cache:
         later = (f"source {plugin}", "unwindkit set side-file-wait-limit 0")
         ours = gdb_values(arch.gdb, pair.stripped.exe, stripped_core, regs,
                           settings=(*later, *search(pair.stripped)),
@@ -153,7 +151,7 @@ def dap_rows(pair, intact_core, stripped_core):
                               regs)
     rows = []
     for label, setup in LLDB_SIDE_FILES:
-        with tempfile.TemporaryDirectory(prefix="uk-regs-dap-") as cache:
+        with side_file_cache("uk-regs-dap-") as cache:
             ours = core_registers(adapter, pair.stripped.exe, stripped_core, dap_shown,
                                   init_commands=(f"plugin load {plugin_path()}", *setup),
                                   env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache))

@@ -2,6 +2,7 @@
 import shutil
 import subprocess
 import sys
+import tempfile
 
 
 class Skip(Exception):
@@ -18,6 +19,14 @@ def run(cmd, cwd=None, timeout=300, check=True, env=None):
     if check and p.returncode != 0:
         raise RuntimeError(f"exit {p.returncode}: {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
     return p
+
+
+def side_file_cache(prefix):
+    """A temporary folder for a plugin's side-file cache. A session told not to wait leaves a
+    detached maker behind that may still write there when the test removes the folder: it is
+    removed as far as it can be (a file the maker writes afterwards stays in /tmp), not failed
+    on, and not waited for."""
+    return tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True)
 
 
 def need(tool):
