@@ -224,9 +224,47 @@ TEST(CfiBounds, AnFdeOnlyTheSearchTableNamesIsRead) {
         EXPECT_EQ(hidden_rule.error().offset, program + 1);
         EXPECT_EQ(hidden_rule.error().field, "DW_CFA_undefined");
         EXPECT_TRUE(cfi->describes(kHidden + 1));
+        auto again = cfi->lookup(kHidden + 2);  // what was refused stays refused
+        ASSERT_FALSE(again);
+        EXPECT_EQ(again.error().offset, program + 1);
       }
     }
   }
+}
+
+// Each table entry's FDE is read at its own first lookup, and what that read found is kept
+// for it alone: 65 functions, the 65th's FDE naming a register past the bound. A lookup in
+// the first function, read and found fine, tells nothing of the 65th (a word of 64 entries
+// further on), whose lookup is refused naming its instruction; the others still come back.
+TEST(CfiBounds, EachTableEntryIsReadForItself) {
+  constexpr size_t kFunctions = 65;
+  EhFrame frame{frame_address(), {}};
+  const size_t cie = frame.cie();
+  std::vector<std::pair<uint64_t, size_t>> table;
+  size_t last_program = 0;
+  for (size_t i = 0; i < kFunctions; ++i) {
+    const uint64_t start = kFunction + i * kSize;
+    table.emplace_back(start, frame.b.size());
+    const bool last = i + 1 == kFunctions;
+    const auto program = last ? naming(kUndefined, 4096) : naming(kDefCfaOffset, kSixteen);
+    last_program = frame.fde(cie, start, kSize, program);
+  }
+  const auto hdr = header(frame.address + frame.b.size(), frame.address, frame, table);
+  auto file = elf::ElfFile::parse(elf_image(frame, hdr), "65 functions");
+  ASSERT_TRUE(file) << file.error().to_string();
+  auto cfi = CfiTables::open(*file);
+  ASSERT_TRUE(cfi) << cfi.error().to_string();
+  auto first = cfi->lookup(kFunction + 1);
+  ASSERT_TRUE(first) << first.error().to_string();
+  EXPECT_TRUE(*first);
+  const uint64_t last = kFunction + (kFunctions - 1) * kSize;
+  auto refused = cfi->lookup(last + 1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().offset, last_program + 1);
+  EXPECT_EQ(refused.error().field, "DW_CFA_undefined");
+  auto second = cfi->lookup(kFunction + kSize + 1);
+  ASSERT_TRUE(second) << second.error().to_string();
+  EXPECT_TRUE(*second);
 }
 
 // Two FDEs cover one function: a bad one first along the entries, a good one (CFA rsp+16 from
