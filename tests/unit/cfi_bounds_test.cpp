@@ -1,7 +1,8 @@
 // What CFI may ask of libdw, which runs an FDE's program afresh for each lookup, keeping a
 // rule for every register up to the highest named and copying them all at each
-// DW_CFA_remember_state (core/src/dwarf/cfi_entries.h). Hand-built `.eh_frame`s whose
-// instruction offsets follow from the DWARF 5 §6.4 layout they are written in.
+// DW_CFA_remember_state (core/src/dwarf/cfi_entries.h), and what a lookup says of a rule it
+// cannot lower. Hand-built `.eh_frame`s whose instruction offsets follow from the DWARF 5 §6.4
+// layout they are written in.
 #include <elf.h>
 #include <gtest/gtest.h>
 
@@ -230,6 +231,22 @@ TEST(CfiBounds, AnFdeOnlyTheSearchTableNamesIsRead) {
       }
     }
   }
+}
+
+// A register rule the stepper has no form for is refused, naming the register: rbx saved by a
+// DW_CFA_expression whose value is a constant (DW_OP_lit0), which no stack slot holds.
+TEST(CfiBounds, ARuleNotLoweredNamesItsRegister) {
+  constexpr uint8_t kExpression = 0x10, kRbx = 3, kLit0 = 0x30;
+  EhFrame frame{0x10000, {}};
+  const size_t cie = frame.cie();
+  frame.fde(cie, kFunction, kSize, {kAdvance1, kExpression, kRbx, 1, kLit0});
+  auto before = lookup(frame, kFunction);
+  ASSERT_TRUE(before) << before.error().to_string();
+  EXPECT_TRUE(*before);
+  auto refused = lookup(frame, kFunction + 1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().section, ".eh_frame");
+  EXPECT_EQ(refused.error().field, "rbx");
 }
 
 // Each table entry's FDE is read at its own first lookup, and what that read found is kept

@@ -30,15 +30,11 @@ namespace {
 // broken table.
 constexpr std::string_view kNoMatch = "no matching address range";
 
-// Registers whose caller values a CFI row may describe: the general registers but the PC
+// Whether a CFI row may describe the caller's value of `r`: the general registers but the PC
 // (whose caller value is the return address), and the floating-point registers the ABI
 // preserves.
-std::vector<uint16_t> described_registers(Arch arch) {
-  const ArchInfo& info = arch_info(arch);
-  std::vector<uint16_t> out;
-  for (const RegisterInfo& r : info.registers)
-    if ((r.general && r.dwarf != info.pc) || r.callee_saved) out.push_back(r.dwarf);
-  return out;
+bool described(const ArchInfo& info, const RegisterInfo& r) {
+  return (r.general && r.dwarf != info.pc) || r.callee_saved;
 }
 
 // A minimal ELF64 image holding `section` as `.eh_frame` at `address`: libdw reads CFI only
@@ -146,12 +142,15 @@ struct CfiTables::Impl {
     if (elf) elf_end(elf);
   }
 
-  Result<RegRule> reg_rule(Dwarf_Frame* frame, uint16_t r, const LowerContext& ctx) const {
+  // `name` is for an error: the table's, not one made per register and lookup (which cost a
+  // conversion of libLLVM 22 a tenth of its time in malloc).
+  static Result<RegRule> reg_rule(Dwarf_Frame* frame, uint16_t r, std::string_view name,
+                                  const LowerContext& ctx) {
     std::array<Dwarf_Op, 3> ops_mem{};
     Dwarf_Op* ops = ops_mem.data();
     size_t nops = 0;
     const int result = dwarf_frame_register(frame, r, ops_mem.data(), &ops, &nops);
-    return lower_register(result, ops, nops, reg_name(arch, r), ctx);
+    return lower_register(result, ops, nops, name, ctx);
   }
 
   Result<UnwindRule> lower(Dwarf_Frame* frame, const LowerContext& ctx) const {
@@ -177,28 +176,29 @@ struct CfiTables::Impl {
     if (!cfa) return tl::unexpected(cfa.error());
     rule.cfa = *cfa;
 
-    const RegisterSet names(arch);
+    const ArchInfo& info = arch_info(arch);
     const auto ra_reg = static_cast<uint16_t>(ra_col);
-    auto ra = reg_rule(frame, ra_reg, ctx);
+    auto ra = reg_rule(frame, ra_reg, reg_name(arch, ra_reg), ctx);
     if (!ra) return tl::unexpected(ra.error());
     // "Same value" in the return-address column: the return address is still in that
     // register (AArch64 x30 / s390x r14 in a leaf).
     rule.ra = ra->kind == RegRule::Kind::Unchanged ? RegRule::in_reg(ra_reg) : *ra;
 
-    auto fp = reg_rule(frame, names.fp_reg(), ctx);
+    auto fp = reg_rule(frame, info.fp, reg_name(arch, info.fp), ctx);
     if (!fp) return tl::unexpected(fp.error());
     rule.fp = *fp;
 
-    for (uint16_t r : described_registers(arch)) {
-      if (r == ra_reg || r == names.fp_reg()) continue;
-      auto rr = reg_rule(frame, r, ctx);
+    for (const RegisterInfo& reg : info.registers) {
+      const uint16_t r = reg.dwarf;
+      if (!described(info, reg) || r == ra_reg || r == info.fp) continue;
+      auto rr = reg_rule(frame, r, reg.name, ctx);
       if (!rr) return tl::unexpected(rr.error());
       // Only rules that recover a value are listed; "same value" and "undefined" follow the
       // stepper's ABI defaults instead of libdw's, because libdw cannot tell a register the
       // CFI never mentions from one it describes, and fills the former from its own initial
       // table, whose x86_64 version marks rax (DWARF 0) callee-saved in place of rbx (3).
       if (rr->kind == RegRule::Kind::Unchanged || rr->kind == RegRule::Kind::Undefined) continue;
-      if (r == names.sp_reg() && *rr == RegRule::val_cfa(rule.sp_from_cfa)) continue;
+      if (r == info.sp && *rr == RegRule::val_cfa(rule.sp_from_cfa)) continue;
       rule.saved.push_back({r, *rr});
     }
     return rule;
