@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "unwindkit/elf/file_pieces.h"
+
 namespace unwindkit::cli {
 
 // Exit codes, the same for every subcommand.
@@ -42,9 +44,10 @@ const CLI::Validator& address_validator();
 CLI::App* sframe_group(CLI::App& app);
 // Reads a whole file; on failure prints "unwindkit: <path>: <reason>" and returns false.
 bool read_whole_file(const std::string& path, std::vector<uint8_t>& out);
-// Writes `image` to `out` with the permissions of `in` (a rewritten copy of it); on failure
-// prints "unwindkit: <out>: cannot write" and returns false.
-bool write_copy(const std::string& in, const std::string& out, const std::vector<uint8_t>& image);
+// Writes `image` to `out` with the permissions of `in` (a rewritten copy of it); a copy onto
+// `in` itself, whose mapped bytes the image refers to, through a file beside it renamed over
+// it. On failure prints "unwindkit: <out>: cannot write: <why>" and returns false.
+bool write_copy(const std::string& in, const std::string& out, const elf::FilePieces& image);
 // Writes one piece of output to stdout as it is (no terminator needed): a streaming sink.
 void write_stdout(std::string_view text);
 

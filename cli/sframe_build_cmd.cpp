@@ -53,7 +53,7 @@ void print_skipped(const std::string& path, const sframe::CfiConversion& c, bool
 }
 
 int run_build(const BuildArgs& a) {
-  auto file = elf::ElfFile::open(a.in);
+  auto file = elf::ElfFile::map(a.in);  // the copy is written from the mapped bytes
   if (!file) return report(a.in, file.error());
   auto plan = elf::plan_loaded_section(*file, elf::kSegmentGnuSFrame);
   if (!plan) return report(a.in, plan.error());

@@ -35,7 +35,7 @@ int report(const std::string& path, const Error& e) {
 }
 
 int run_convert(const ConvertArgs& a) {
-  auto file = elf::ElfFile::open(a.in);
+  auto file = elf::ElfFile::map(a.in);  // the copy is written from the mapped bytes
   if (!file) return report(a.in, file.error());
   const elf::Section* s = file->section(sframe::kSectionName);
   if (s == nullptr || s->type == elf::kSectionNoBits) {

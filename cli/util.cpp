@@ -1,8 +1,14 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <string>
 
 #include "commands.h"
 #include "unwindkit/file_bytes.h"
@@ -50,19 +56,68 @@ bool read_whole_file(const std::string& path, std::vector<uint8_t>& out) {
   return true;
 }
 
-bool write_copy(const std::string& in, const std::string& out_path,
-                const std::vector<uint8_t>& image) {
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(image.data()), static_cast<std::streamsize>(image.size()));
-  out.close();
-  if (!out) {
-    std::fprintf(stderr, "unwindkit: %s: cannot write\n", out_path.c_str());
-    return false;
+namespace {
+
+bool write_all(int fd, Bytes bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes = bytes.subspan(static_cast<size_t>(n));
   }
-  // A rewritten executable or library should still run: keep the input's permissions.
-  std::error_code ec;
-  std::filesystem::permissions(out_path, std::filesystem::status(in, ec).permissions(), ec);
   return true;
+}
+
+// `image` into `fd`: runs of zeros as holes in a regular file (a hostile p_align may ask for
+// gigabytes of them), written out anywhere else.
+bool write_pieces(int fd, const elf::FilePieces& image) {
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  static constexpr std::array<uint8_t, 64 * 1024> kZeros{};
+  const auto zeros = [&](uint64_t n) {
+    if (regular) return ::lseek(fd, static_cast<off_t>(n), SEEK_CUR) >= 0;
+    for (; n != 0; n -= std::min<uint64_t>(n, kZeros.size()))
+      if (!write_all(fd, Bytes(kZeros.data(), std::min<uint64_t>(n, kZeros.size())))) return false;
+    return true;
+  };
+  return image.write([fd](Bytes b) { return write_all(fd, b); }, zeros) &&
+         (!regular || ::ftruncate(fd, static_cast<off_t>(image.size())) == 0);
+}
+
+}  // namespace
+
+bool write_copy(const std::string& in, const std::string& out_path, const elf::FilePieces& image) {
+  namespace fs = std::filesystem;
+  // `image` refers to `in`'s mapped bytes: rewritten in place, that file would change (or,
+  // truncated, fault) while it is read. A copy onto it is written beside it and renamed over
+  // it; any other output is written where it is, as it always was (a device or a pipe too).
+  std::error_code ec;
+  const bool onto_input = fs::equivalent(in, out_path, ec);  // false for a new file
+  fs::path out = out_path;
+  if (onto_input) {  // over the file itself: a symbolic link to it stays one
+    if (fs::path target = fs::canonical(out_path, ec); !ec) out = target;
+  }
+  fs::path written = out;
+  if (onto_input) written += ".unwindkit-tmp-" + std::to_string(::getpid());
+  const int fd = ::open(written.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  std::string why;
+  if (fd < 0) {
+    why = std::strerror(errno);
+  } else {
+    if (!write_pieces(fd, image)) why = std::strerror(errno);
+    if (::close(fd) != 0 && why.empty()) why = std::strerror(errno);
+    // A rewritten executable or library should still run: keep the input's permissions.
+    const fs::perms perms = fs::status(in, ec).permissions();
+    if (why.empty() && !ec) fs::permissions(written, perms, ec);
+    if (why.empty() && onto_input) {
+      fs::rename(written, out, ec);
+      if (ec) why = ec.message();
+    }
+    if (!why.empty() && onto_input) fs::remove(written, ec);
+  }
+  if (why.empty()) return true;
+  std::fprintf(stderr, "unwindkit: %s: cannot write: %s\n", out_path.c_str(), why.c_str());
+  return false;
 }
 
 }  // namespace unwindkit::cli

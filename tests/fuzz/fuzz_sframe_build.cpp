@@ -2,9 +2,10 @@
 // (first byte's low bit) `.eh_frame`, placed in a minimal loadable ELF; the CFI is converted
 // (FDE list, libdw rows, SFrame rows), encoded as v1, v2 and v3 for the address the new segment
 // gets, validated, and written into the ELF copy. Nothing may crash or hang, and what the
-// writer emits must pass our own validator.
+// writer emits must pass our own validator and be in the copy where the plan put it.
 #include <elf.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,6 +40,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto out = elf::add_loaded_section(*file, *plan, sframe::kSectionName,
                                        elf::kSegmentGnuSFrame, *bytes);
     if (!out) __builtin_trap();
+    // The copy holds the section where the plan put it.
+    auto copy = elf::ElfFile::parse(std::make_shared<const std::vector<uint8_t>>(out->whole()),
+                                    "copy");
+    const elf::Section* added = copy ? copy->section(sframe::kSectionName) : nullptr;
+    if (added == nullptr || added->addr != plan->address ||
+        !std::equal(added->data.begin(), added->data.end(), bytes->begin(), bytes->end()))
+      __builtin_trap();
   }
   return 0;
 }

@@ -3,11 +3,13 @@
 pipe. Every command that reads a FILE, given a directory, ends with exit 1 and the system's
 own words for it ("Is a directory"), never a signal: the stream reader threw on a directory and
 the CLI aborted. `unwindkit dump` of an ELF file, and `sframe dump --raw /dev/stdin` fed the
-section through a pipe, print what GNU readelf --sframe prints."""
+section through a pipe, print what GNU readelf --sframe prints. The rewriters' output may be
+their input, and a hostile alignment costs no disk."""
 import errno
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -56,6 +58,42 @@ class CliInputs(unittest.TestCase):
             ours = run([UNWINDKIT, "sframe", "dump", "--raw", "/dev/stdin",
                         "--section-address", "0x" + address], stdin=section)
         self.assertEqual(ours, run(["readelf", "--sframe", self.prog]))
+
+    def test_a_copy_written_onto_its_input(self):
+        """`sframe build` and `sframe convert` read their input mapped: a copy onto the input
+        itself is written beside it and renamed over it, so it equals a copy made elsewhere."""
+        for args in (["build", "--version", "2"], ["convert", "--to-version", "3"]):
+            with self.subTest(args=args):
+                elsewhere = os.path.join(self.tmp, "elsewhere")
+                onto = os.path.join(self.tmp, "onto")
+                shutil.copyfile(self.prog, onto)
+                run([UNWINDKIT, "sframe", args[0], self.prog, *args[1:], "-o", elsewhere])
+                run([UNWINDKIT, "sframe", args[0], onto, *args[1:], "-o", onto])
+                with open(elsewhere, "rb") as a, open(onto, "rb") as b:
+                    self.assertEqual(a.read(), b.read())
+                self.assertFalse([n for n in os.listdir(self.tmp) if "tmp" in n])
+
+    def test_a_huge_segment_alignment_becomes_a_hole(self):
+        """A PT_LOAD aligned to 4 GiB puts the new segment 4 GiB into the copy: the gap is a
+        hole in the file, not gigabytes written (or held in memory)."""
+        hostile = os.path.join(self.tmp, "aligned-4g")
+        with open(self.prog, "rb") as f:
+            image = bytearray(f.read())
+        phoff, = struct.unpack_from("<Q", image, 32)
+        phnum, = struct.unpack_from("<H", image, 56)
+        for i in range(phnum):
+            if struct.unpack_from("<I", image, phoff + 56 * i)[0] == 1:  # PT_LOAD: p_align
+                struct.pack_into("<Q", image, phoff + 56 * i + 48, 1 << 32)
+        with open(hostile, "wb") as f:
+            f.write(image)
+        out = hostile + ".sframe"
+        run([UNWINDKIT, "sframe", "build", hostile, "-o", out])
+        segments = run(["readelf", "-lW", out]).decode()
+        self.assertRegex(segments, r"LOAD\s+0x100000000\s")
+        st = os.stat(out)
+        self.assertGreater(st.st_size, 1 << 32)
+        self.assertLess(st.st_blocks * 512, 1 << 20)
+        os.remove(out)
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

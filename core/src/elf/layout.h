@@ -9,6 +9,9 @@ namespace unwindkit::elf::layout {
 inline constexpr uint64_t kMinPage = 0x1000;
 // Appended data and header tables only need their natural alignment in the file.
 inline constexpr uint64_t kFileAlign = 8;
+// The largest alignment (p_align, sh_addralign) a rewriter honours: past it, aligning an
+// offset could wrap around.
+inline constexpr uint64_t kMaxAlign = uint64_t{1} << 32;
 
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 

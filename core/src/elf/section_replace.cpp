@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "layout.h"
 
@@ -14,23 +15,26 @@ using layout::align_up;
 using layout::kFileAlign;
 using layout::kMinPage;
 
-// Writes integers of the file's byte order into the copy, checked against its size.
+// Writes integers of the file's byte order into `bytes`, the copy's bytes from file offset
+// `at`, checked against their size.
 class Patcher {
  public:
-  Patcher(std::vector<uint8_t>& out, Endian endian) : out_(out), endian_(endian) {}
+  Patcher(std::vector<uint8_t>& bytes, uint64_t at, Endian endian)
+      : bytes_(bytes), at_(at), endian_(endian) {}
 
   Result<void> put(uint64_t pos, uint64_t v, size_t width, std::string_view field) {
-    if (pos > out_.size() || width > out_.size() - pos)
+    if (pos < at_ || pos - at_ > bytes_.size() || width > bytes_.size() - (pos - at_))
       return fail("ELF", pos, field, "outside the file");
     for (size_t i = 0; i < width; ++i) {
       const size_t shift = endian_ == Endian::Little ? i : width - 1 - i;
-      out_[pos + i] = static_cast<uint8_t>(v >> (8 * shift));
+      bytes_[pos - at_ + i] = static_cast<uint8_t>(v >> (8 * shift));
     }
     return {};
   }
 
  private:
-  std::vector<uint8_t>& out_;
+  std::vector<uint8_t>& bytes_;
+  uint64_t at_;
   Endian endian_;
 };
 
@@ -46,8 +50,8 @@ uint64_t end_of_loaded_image(const ElfFile& file) {
   return align_up(end, page);
 }
 
-Result<std::vector<uint8_t>> replace_section(const ElfFile& file, std::string_view name,
-                                             Bytes data, uint64_t address) {
+Result<FilePieces> replace_section(const ElfFile& file, std::string_view name, Bytes data,
+                                   uint64_t address) {
   if (!file.is_64()) return fail("ELF", 0, "e_ident", "only ELF64 files can be rewritten");
   const Section* target = file.section(name);
   if (target == nullptr || target->type == kSectionNoBits)
@@ -70,21 +74,33 @@ Result<std::vector<uint8_t>> replace_section(const ElfFile& file, std::string_vi
                       static_cast<size_t>(table_size), "e_shoff");
   if (!table) return tl::unexpected(table.error());
 
-  std::vector<uint8_t> out(image.begin(), image.end());
-  const uint64_t data_at = align_up(out.size(), std::max<uint64_t>(kFileAlign, target->addralign));
-  out.resize(data_at);
-  out.insert(out.end(), data.begin(), data.end());
-  const uint64_t table_at = align_up(out.size(), kFileAlign);
-  out.resize(table_at);
-  out.insert(out.end(), table->data().begin(), table->data().end());
+  auto header = eh.sub(0, kEhdrSize64, "e_ident");
+  if (!header) return tl::unexpected(header.error());
 
-  Patcher p(out, file.endian());
+  // The file as it was but for e_shoff, then the data, then the new section header table.
+  if (target->addralign > layout::kMaxAlign)
+    return eh.error_at(static_cast<size_t>(*shoff + uint64_t{target->index} * kShdrSize64 +
+                                           kOffShAddralign64),
+                       "sh_addralign", "alignment past 4 GiB");
+  const uint64_t data_align = std::max<uint64_t>(kFileAlign, target->addralign);
+  const uint64_t data_at = align_up(image.size(), data_align);
+  const uint64_t table_at = align_up(data_at + data.size(), kFileAlign);
+  std::vector<uint8_t> new_header(header->data().begin(), header->data().end());
+  std::vector<uint8_t> new_table(table->data().begin(), table->data().end());
+  Patcher h(new_header, 0, file.endian()), t(new_table, table_at, file.endian());
   const uint64_t entry = table_at + uint64_t{target->index} * kShdrSize64;
-  for (auto r : {p.put(kOffShoff64, table_at, 8, "e_shoff"),
-                 p.put(entry + kOffShAddr64, address, 8, "sh_addr"),
-                 p.put(entry + kOffShOffset64, data_at, 8, "sh_offset"),
-                 p.put(entry + kOffShSize64, data.size(), 8, "sh_size")})
+  for (auto r : {h.put(kOffShoff64, table_at, 8, "e_shoff"),
+                 t.put(entry + kOffShAddr64, address, 8, "sh_addr"),
+                 t.put(entry + kOffShOffset64, data_at, 8, "sh_offset"),
+                 t.put(entry + kOffShSize64, data.size(), 8, "sh_size")})
     if (!r) return tl::unexpected(r.error());
+  FilePieces out;
+  out.own(std::move(new_header));
+  out.input(image.subspan(kEhdrSize64));
+  out.zeros_to(data_at);
+  out.input(data);
+  out.zeros_to(table_at);
+  out.own(std::move(new_table));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "layout.h"
 
@@ -45,6 +46,13 @@ Result<Headers> read_headers(const ElfFile& file) {
   return h;
 }
 
+// The bytes of `n` headers, as the file holds them.
+template <class T>
+std::vector<uint8_t> as_bytes(const T* headers, size_t n) {
+  const auto* b = reinterpret_cast<const uint8_t*>(headers);
+  return {b, b + n * sizeof(T)};
+}
+
 bool has_segment(const Headers& h, uint32_t type) {
   return std::any_of(h.ph.begin(), h.ph.end(), [&](const Elf64_Phdr& p) { return p.p_type == type; });
 }
@@ -64,7 +72,7 @@ Result<LoadedSectionPlan> plan_loaded_section(const ElfFile& file, uint32_t segm
   }
   if (delta == UINT64_MAX)
     return fail("ELF", h->eh.e_phoff, "program headers", "no PT_LOAD: nothing is loaded");
-  if (page > (uint64_t{1} << 32) || file_end > file.image().size())
+  if (page > layout::kMaxAlign || file_end > file.image().size())
     return fail("ELF", h->eh.e_phoff, "program headers", "segments outside the file");
   LoadedSectionPlan plan;
   const size_t added = 1 + (has_segment(*h, segment_type) ? 0 : 1);
@@ -81,9 +89,8 @@ Result<LoadedSectionPlan> plan_loaded_section(const ElfFile& file, uint32_t segm
   return plan;
 }
 
-Result<std::vector<uint8_t>> add_loaded_section(const ElfFile& file, const LoadedSectionPlan& plan,
-                                                std::string_view name, uint32_t segment_type,
-                                                Bytes data) {
+Result<FilePieces> add_loaded_section(const ElfFile& file, const LoadedSectionPlan& plan,
+                                      std::string_view name, uint32_t segment_type, Bytes data) {
   auto h = read_headers(file);
   if (!h) return tl::unexpected(h.error());
   const Bytes image = file.image();
@@ -185,29 +192,36 @@ Result<std::vector<uint8_t>> add_loaded_section(const ElfFile& file, const Loade
       return fail("ELF", eh.e_phoff, "program headers",
                   "a segment outside the loaded part of the file");
 
-  std::vector<uint8_t> out(image.begin(), image.begin() + static_cast<ptrdiff_t>(plan.insert_at));
-  const auto append = [&out](const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    out.insert(out.end(), b, b + n);
-  };
-  out.resize(plan.segment_offset, 0);
-  append(ph.data(), ph.size() * sizeof(Elf64_Phdr));
-  out.resize(plan.data_offset, 0);
-  append(data.data(), data.size());
-  out.resize(tail_at, 0);
-  append(image.data() + plan.insert_at, image.size() - plan.insert_at);
+  if (plan.insert_at > image.size())
+    return fail("ELF", eh.e_phoff, "program headers", "the plan does not fit this file");
+  if (plan.insert_at < sizeof eh)
+    return fail("ELF", eh.e_phoff, "program headers",
+                "the loaded part of the file does not hold the ELF header");
+
+  // Where the moved rest of the file, a new .shstrtab and the section headers go.
+  const uint64_t rest_end = tail_at + (image.size() - plan.insert_at);
+  const uint64_t names_end = rest_end + (new_names ? names.size() : 0);
   if (new_names) {
-    sh[eh.e_shstrndx].sh_offset = out.size();
+    sh[eh.e_shstrndx].sh_offset = rest_end;
     sh[eh.e_shstrndx].sh_size = names.size();
-    append(names.data(), names.size());
   }
-  out.resize(align_up(out.size(), kDataAlign), 0);
-  eh.e_shoff = out.size();
+  eh.e_shoff = align_up(names_end, kDataAlign);
   eh.e_shnum = static_cast<uint16_t>(sh.size());
-  append(sh.data(), sh.size() * sizeof(Elf64_Shdr));
   eh.e_phoff = plan.segment_offset;
   eh.e_phnum = plan.phnum;
-  std::memcpy(out.data(), &eh, sizeof eh);
+
+  FilePieces out;
+  out.own(as_bytes(&eh, 1));
+  out.input(image.subspan(sizeof eh, plan.insert_at - sizeof eh));
+  out.zeros_to(plan.segment_offset);
+  out.own(as_bytes(ph.data(), ph.size()));
+  out.zeros_to(plan.data_offset);
+  out.input(data);
+  out.zeros_to(tail_at);
+  out.input(image.subspan(plan.insert_at));
+  if (new_names) out.own(std::move(names));
+  out.zeros_to(eh.e_shoff);
+  out.own(as_bytes(sh.data(), sh.size()));
   return out;
 }
 

@@ -34,6 +34,7 @@ inline constexpr size_t kOffPType = 0, kOffPOffset64 = 8, kOffPFilesz64 = 32;
 
 // Elf64_Shdr field offsets and size.
 inline constexpr size_t kShdrSize64 = 64;
-inline constexpr size_t kOffShAddr64 = 16, kOffShOffset64 = 24, kOffShSize64 = 32;
+inline constexpr size_t kOffShAddr64 = 16, kOffShOffset64 = 24, kOffShSize64 = 32,
+                        kOffShAddralign64 = 48;
 
 }  // namespace unwindkit::elf

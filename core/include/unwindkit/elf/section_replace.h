@@ -8,17 +8,18 @@
 
 #include <cstdint>
 #include <string_view>
-#include <vector>
 
 #include "unwindkit/bytes.h"
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/elf/file_pieces.h"
 #include "unwindkit/error.h"
 
 namespace unwindkit::elf {
 
-// The image of `file` with section `name` now holding `data` at virtual address `address`.
-Result<std::vector<uint8_t>> replace_section(const ElfFile& file, std::string_view name,
-                                             Bytes data, uint64_t address);
+// The image of `file` with section `name` now holding `data` at virtual address `address`:
+// pieces that refer to `file`'s image and to `data`, which must outlive them.
+Result<FilePieces> replace_section(const ElfFile& file, std::string_view name, Bytes data,
+                                   uint64_t address);
 
 // The first page-aligned address past every PT_LOAD's memory (page = the largest p_align,
 // at least 4 KiB): a place where a new section cannot overlap anything loaded.

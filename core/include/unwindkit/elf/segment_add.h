@@ -11,10 +11,10 @@
 
 #include <cstdint>
 #include <string_view>
-#include <vector>
 
 #include "unwindkit/bytes.h"
 #include "unwindkit/elf/elf_file.h"
+#include "unwindkit/elf/file_pieces.h"
 #include "unwindkit/error.h"
 
 namespace unwindkit::elf {
@@ -34,9 +34,9 @@ struct LoadedSectionPlan {
 // the file has one already, as is the section if it exists).
 Result<LoadedSectionPlan> plan_loaded_section(const ElfFile& file, uint32_t segment_type);
 
-// The image of `file` with `data` as section `name` where `plan` put it.
-Result<std::vector<uint8_t>> add_loaded_section(const ElfFile& file, const LoadedSectionPlan& plan,
-                                                std::string_view name, uint32_t segment_type,
-                                                Bytes data);
+// The image of `file` with `data` as section `name` where `plan` put it: pieces that refer to
+// `file`'s image and to `data`, which must outlive them.
+Result<FilePieces> add_loaded_section(const ElfFile& file, const LoadedSectionPlan& plan,
+                                      std::string_view name, uint32_t segment_type, Bytes data);
 
 }  // namespace unwindkit::elf
