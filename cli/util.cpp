@@ -62,6 +62,7 @@ bool write_all(int fd, Bytes bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = EIO;  // nothing written, and no error said why
     if (n <= 0) return false;
     bytes = bytes.subspan(static_cast<size_t>(n));
   }
