@@ -5,7 +5,6 @@
 
 #include "unwindkit/debuginfo/synthesize.h"
 #include "unwindkit/server/folder_budget.h"
-#include "unwindkit/sframe/sframe.h"
 #include "unwindkit/unwind/modules.h"
 
 namespace py = pybind11;
@@ -20,17 +19,14 @@ namespace {
 // a static program linked from objects without `.eh_frame` has libc's CFI but none for its
 // own functions.
 bool sframe_beyond_cfi(unwind::Module& module, const unwind::Module::SectionBytes& bytes) {
-  // No CFI at all (the usual stripped program): every function is beyond it, no decode.
-  if (auto cfi = module.cfi(); cfi && (*cfi)->empty()) return true;
-  auto section = sframe::decode(bytes.bytes, bytes.address, bytes.format);
-  if (!section) return false;
-  for (const sframe::Fde& fde : section->fdes) {
-    // bias 0: run-time = link-time address. An error is CFI we cannot lower (a PLT's CFA
-    // expression), but CFI GDB has.
-    auto rule = module.cfi_rule(fde.func_start);
-    if (rule && !*rule) return true;
-  }
-  return false;
+  auto cfi = module.cfi();
+  if (!cfi) return false;  // nor can a side file be made
+  // No CFI at all (the usual stripped program): every function is beyond it.
+  if ((*cfi)->empty()) return true;
+  // A section whose index cannot be read adds nothing either. bias 0: run-time = link-time
+  // address.
+  auto beyond = debuginfo::sframe_beyond_cfi(bytes.bytes, bytes.address, bytes.format, **cfi);
+  return beyond && *beyond;
 }
 
 // (debug file bytes or None, build-id bytes, why there is none or what was left out,

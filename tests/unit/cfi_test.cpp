@@ -7,6 +7,7 @@
 #include <sys/ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <filesystem>
@@ -300,6 +301,30 @@ TEST(Cfi, DescribesWhereReadelfListsAnFde) {
   ASSERT_NE(plt, nullptr);
   EXPECT_FALSE(cfi->lookup(plt->addr + 16));
   EXPECT_TRUE(cfi->describes(plt->addr + 16));
+}
+
+// The same of libc, whose .eh_frame libdw searches through .eh_frame_hdr's table (describes()
+// then reads the FDE the table names, not libdw): at each FDE's first and last byte and past
+// its end, readelf's answer, and in the gaps between FDEs none.
+TEST(Cfi, DescribesEveryLibcFdeAsReadelfListsIt) {
+  auto elf = elf::ElfFile::open(kLibc);
+  ASSERT_TRUE(elf);
+  ASSERT_NE(elf->section(".eh_frame_hdr"), nullptr);
+  auto cfi = dwarf::CfiTables::open(*elf);
+  ASSERT_TRUE(cfi);
+  auto fdes = parse_readelf(run(std::string("readelf -wF ") + kLibc), ".eh_frame");
+  ASSERT_GT(fdes.size(), 1000u);
+  std::sort(fdes.begin(), fdes.end(),
+            [](const auto& a, const auto& b) { return a.start < b.start; });
+  size_t outside = 0;
+  for (size_t i = 0; i < fdes.size(); ++i) {
+    EXPECT_TRUE(cfi->describes(fdes[i].start)) << std::hex << fdes[i].start;
+    EXPECT_TRUE(cfi->describes(fdes[i].end - 1)) << std::hex << fdes[i].end - 1;
+    const bool next_starts = i + 1 < fdes.size() && fdes[i + 1].start <= fdes[i].end;
+    EXPECT_EQ(cfi->describes(fdes[i].end), next_starts) << std::hex << fdes[i].end;
+    outside += next_starts ? 0 : 1;
+  }
+  EXPECT_GT(outside, 100u);
 }
 
 TEST(Cfi, NoFdeGivesNoRule) {

@@ -21,6 +21,7 @@
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/sframe/sframe.h"
+#include "unwindkit/sframe/validate.h"
 #include "unwindkit/unwind/entry_point.h"
 
 namespace unwindkit {
@@ -660,6 +661,76 @@ TEST_F(SynthesizeTest, FunctionsTheModulesCfiCoversAreLeftToIt) {
   auto made = debuginfo::synthesize(*file);
   ASSERT_TRUE(made) << made.error().to_string();
   EXPECT_TRUE(made->bytes.empty());
+}
+
+// Where the module's own CFI covers every function its SFrame index lists, the rest of the
+// section is not read: a row past its function's end (which the strict checks refuse, as
+// RowPastItsFunctionGivesNoQuickFile shows) leaves nothing out of a file that adds nothing.
+TEST_F(SynthesizeTest, SectionOfAModuleItsCfiCoversIsNotChecked) {
+  const std::string module = fixture("intact/prog").string();
+  auto bytes = test::read_file(module);
+  auto file = elf::ElfFile::open(module);
+  ASSERT_TRUE(file);
+  const elf::Section* found = file->section(".sframe");
+  ASSERT_NE(found, nullptr);
+  auto section = sframe::decode(found->data, found->addr);
+  ASSERT_TRUE(section);
+  const auto fde = std::find_if(section->fdes.begin(), section->fdes.end(), [](const auto& f) {
+    return f.fre_type() == sframe::kFreTypeAddr1 && f.size < 0xff && !f.pcmask() &&
+           f.fres.size() > 1;
+  });
+  ASSERT_NE(fde, section->fdes.end());
+  bytes[found->offset + fde->fres.back().offset] = 0xff;  // its start, past the function's size
+  auto corrupt = elf::ElfFile::parse(
+      std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), "corrupt");
+  ASSERT_TRUE(corrupt);
+  ASSERT_FALSE(sframe::validate(corrupt->section(".sframe")->data, found->addr, {{0, ~0ull}},
+                                sframe::Format::SFrame)
+                   .empty());
+  for (bool analyze : {false, true}) {
+    SCOPED_TRACE(analyze ? "analyzed" : "quick");
+    debuginfo::SynthesizeOptions options;
+    options.analyze = analyze;
+    auto made = debuginfo::synthesize(*corrupt, options);
+    ASSERT_TRUE(made) << made.error().to_string();
+    EXPECT_TRUE(made->bytes.empty());
+    EXPECT_TRUE(made->left_out.empty()) << made->left_out.front().to_string();
+  }
+}
+
+// sframe_beyond_cfi: no function of the intact build is beyond its own CFI, each is beyond
+// another module's (and beyond none), and an index that cannot be read says where.
+TEST_F(SynthesizeTest, SFrameBeyondCfiAsksTheIndexOfEachFunction) {
+  auto file = elf::ElfFile::open(fixture("intact/prog").string());
+  auto other_file = elf::ElfFile::open("/bin/true");
+  ASSERT_TRUE(file && other_file);
+  const auto found = sframe::find_section(*file);
+  ASSERT_TRUE(found);
+  const Bytes index = found->section->data;
+  // The CFI of the modules named: 'o' the intact build's own, 't' /bin/true's.
+  const auto beyond = [&](std::string_view which, Bytes bytes) {
+    std::vector<dwarf::CfiTables> tables;
+    for (char c : which) {
+      auto t = dwarf::CfiTables::open(c == 'o' ? *file : *other_file);
+      EXPECT_TRUE(t && !t->empty());
+      if (t) tables.push_back(std::move(*t));
+    }
+    return debuginfo::sframe_beyond_cfi(bytes, found->section->addr, found->format, tables);
+  };
+  auto mine = beyond("o", index);
+  ASSERT_TRUE(mine) << mine.error().to_string();
+  EXPECT_FALSE(*mine);
+  for (std::string_view tables : {"t", ""}) {
+    auto theirs = beyond(tables, index);
+    ASSERT_TRUE(theirs);
+    EXPECT_TRUE(*theirs) << tables;
+  }
+  auto both = beyond("to", index);
+  ASSERT_TRUE(both);
+  EXPECT_FALSE(*both);
+  auto cut = beyond("o", index.first(index.size() / 2));
+  ASSERT_FALSE(cut);
+  EXPECT_EQ(cut.error().section, ".sframe");
 }
 
 // Functions the caller does not want are neither analyzed nor returned; the others come

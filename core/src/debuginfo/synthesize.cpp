@@ -175,6 +175,17 @@ Result<std::optional<sframe::Section>> usable_sframe(const elf::ElfFile& module,
   return std::optional<sframe::Section>(std::move(*decoded));
 }
 
+// Whether the module's SFrame may add to its own CFI `own`: not where `own` describes every
+// function the section lists (sframe_beyond_cfi). An index that cannot be read may: the
+// strict checks then say why.
+bool sframe_adds_to(const elf::ElfFile& module, const dwarf::CfiTables& own) {
+  const auto found = sframe::find_section(module);
+  if (!found) return true;
+  auto beyond = sframe_beyond_cfi(found->section->data, found->section->addr, found->format,
+                                  std::span<const dwarf::CfiTables>(&own, 1));
+  return !beyond || *beyond;
+}
+
 // `.trace` restated as DWARF, and its routines' names with their extents, when the module has
 // no DWARF of its own (which a debugger would then read instead).
 void add_trace(const elf::ElfFile& module, elf::SideFileSpec& spec,
@@ -362,35 +373,39 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
   add_trace(module, spec, routines, out.left_out);
 
   const bool whole = options.unwind && !options.entry_point_only;
+  // A debugger takes a debug file's .debug_frame over the module's own CFI where both
+  // describe a function (GDB 13 does): leave out what the module's CFI already covers.
+  const auto own = dwarf::CfiTables::open(module);
+  const bool has_own = own && !own->empty();
+  // (An FDE we cannot lower, a PLT's, covers its function too.)
+  auto covered = [&](uint64_t start) { return has_own && own->describes(start); };
+  const bool sframe_adds = has_own ? sframe_adds_to(module, *own) : true;
   // Analyzed: decoded, each function's rows joined with the analyzer's findings. Quick: the
   // rows as the section states them, read from its bytes (quick_rows).
   std::optional<sframe::Section> sframe;
-  if (whole && options.analyze) {
+  if (whole && options.analyze && sframe_adds) {
     auto usable = usable_sframe(module, options.max_repeated_rows, out.left_out);
     if (!usable) return tl::unexpected(usable.error());
     sframe = std::move(*usable);
   }
   // (No section: not quick.) Its checks are made as its rows are read (quick_rows).
   sframe::ElfSection quick;
-  if (whole && !options.analyze) quick = sframe::find_section(module).value_or(sframe::ElfSection{});
+  if (whole && !options.analyze && sframe_adds)
+    quick = sframe::find_section(module).value_or(sframe::ElfSection{});
   bool few_functions = true;  // see SynthesizeOptions::dwarf_unit_from
-  if (options.unwind && (sframe || quick.section != nullptr || options.entry_point_only)) {
+  if (options.unwind &&
+      (sframe || quick.section != nullptr || options.entry_point_only || !sframe_adds)) {
     const std::optional<UnwindRule> entry_rule = unwind::entry_point_rule(module);
     // The entry point's own rule goes in order among the SFrame functions.
     std::optional<dwarf::CfiFunction> entry;
     if (entry_rule) entry = dwarf::CfiFunction{entry_rule->func_start, entry_rule->func_end,
                                                {{entry_rule->func_start, *entry_rule}}};
-    // A debugger takes a debug file's .debug_frame over the module's own CFI where both
-    // describe a function (GDB 13 does): leave out what the module's CFI already covers.
-    auto own = dwarf::CfiTables::open(module);
-    const bool has_own = own && !own->empty();
-    // (An FDE we cannot lower, a PLT's, covers its function too.)
-    auto covered = [&](uint64_t start) { return has_own && own->describes(start); };
     // LLDB names what it finds only in `.eh_frame` itself; a module's own `.eh_frame` would
     // give way to ours (LLDB keeps the larger of two same-named sections).
     const bool eh_frame = options.fallback_names == FallbackNames::Lldb && options.lldb_loads_it &&
                           module.section(kEhFrame) == nullptr;
-    const std::map<uint64_t, std::string> names = function_names(module);
+    const std::map<uint64_t, std::string> names =
+        sframe_adds || entry ? function_names(module) : std::map<uint64_t, std::string>{};
     // GDB takes an FDE for its rules alone (a frame's function comes from symbols) and
     // reads fewer FDEs faster: on a 1 M-function module GDB 13 spent about a third of its
     // session parsing and sorting them. LLDB takes FDE extents for function bounds.
@@ -474,7 +489,8 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
         entry.reset();
         written = 0;
       }
-    } else if (!entry) {  // entry point only: its own rule, else the SFrame function there
+    } else if (!entry && sframe_adds) {
+      // Entry point only: its own rule, else the SFrame function there.
       auto at_entry = entry_function(module, options.max_repeated_rows);
       if (!at_entry) return tl::unexpected(at_entry.error());
       put_all(*at_entry);
@@ -504,6 +520,18 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
 }
 
 }  // namespace
+
+Result<bool> sframe_beyond_cfi(Bytes bytes, uint64_t address, sframe::Format format,
+                               std::span<const dwarf::CfiTables> cfi) {
+  bool beyond = false;
+  auto visited = sframe::visit_function_ranges(bytes, address, format, [&](const auto& f) {
+    beyond = std::none_of(cfi.begin(), cfi.end(),
+                          [&](const dwarf::CfiTables& t) { return t.describes(f.start); });
+    return !beyond;
+  });
+  if (!visited) return tl::unexpected(visited.error());
+  return beyond;
+}
 
 Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions& options) {
   auto made = make_file(module, options);

@@ -381,17 +381,19 @@ Result<void> CfiEntries::check(std::span<const uint64_t> table) {
   for (uint64_t off : chain) starts[off / kBits] |= uint64_t{1} << (off % kBits);
   for (uint64_t off : table) {
     if (off / kBits < starts.size() && (starts[off / kBits] >> (off % kBits) & 1) != 0) continue;
-    if (auto read = check_at(off); !read) return read;
+    if (auto read = check_at(off); !read) return tl::unexpected(read.error());
   }
   return {};
 }
 
-Result<void> CfiEntries::check_at(uint64_t offset) {
+Result<std::optional<Fde>> CfiEntries::check_at(uint64_t offset) {
   uint64_t following = 0;
   Dwarf_CFI_Entry entry{};
-  if (next(offset, &following, &entry) != 0 || dwarf_cfi_cie_p(&entry)) return {};
-  if (auto f = fde(entry.fde, offset); !f) return tl::unexpected(f.error());
-  return {};
+  if (next(offset, &following, &entry) != 0 || dwarf_cfi_cie_p(&entry)) return std::nullopt;
+  auto f = fde(entry.fde, offset);
+  if (!f) return tl::unexpected(f.error());
+  if (!*f) return std::nullopt;
+  return std::optional<Fde>(**f);
 }
 
 }  // namespace unwindkit::dwarf

@@ -91,8 +91,8 @@ class CfiEntries {
   // order).
   Result<void> check(std::span<const uint64_t> table);
   // The program of the FDE a search table leads libdw to (__libdw_fde_by_offset), and its
-  // CIE's. Nothing where libdw reads no FDE there.
-  Result<void> check_at(uint64_t offset);
+  // CIE's; the FDE, or nullopt where libdw reads none there or cannot use the one it reads.
+  Result<std::optional<Fde>> check_at(uint64_t offset);
 
  private:
   CfiData cfi_;

@@ -12,8 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
+#include "unwindkit/dwarf/cfi.h"
 #include "unwindkit/dwarf/cfi_writer.h"
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/error.h"
@@ -102,5 +104,13 @@ Result<DebugFile> synthesize(const elf::ElfFile& module, const SynthesizeOptions
 std::vector<dwarf::CfiFunction> cfi_functions(
     const sframe::Section& section, const elf::ElfFile& module, size_t first, size_t last,
     const std::function<bool(uint64_t)>& wanted = nullptr);
+
+// Whether some function the SFrame section `bytes` (at `address`, read as `format`) lists
+// has no FDE in any of `cfi` (dwarf::CfiTables::describes): only then can a side file's CFI
+// add to what the module has. From the function index alone, no row read and no strict check
+// made (a module that kept `.eh_frame` is answered in a tenth of the time decoding its
+// section takes); an index that cannot be read gives decode()'s Error.
+Result<bool> sframe_beyond_cfi(Bytes bytes, uint64_t address, sframe::Format format,
+                               std::span<const dwarf::CfiTables> cfi);
 
 }  // namespace unwindkit::debuginfo
