@@ -379,7 +379,7 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
   const bool has_own = own && !own->empty();
   // (An FDE we cannot lower, a PLT's, covers its function too.)
   auto covered = [&](uint64_t start) { return has_own && own->describes(start); };
-  const bool sframe_adds = has_own ? sframe_adds_to(module, *own) : true;
+  const bool sframe_adds = !options.unwind || !has_own || sframe_adds_to(module, *own);
   // Analyzed: decoded, each function's rows joined with the analyzer's findings. Quick: the
   // rows as the section states them, read from its bytes (quick_rows).
   std::optional<sframe::Section> sframe;

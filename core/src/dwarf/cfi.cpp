@@ -132,7 +132,7 @@ class SearchedFrame {
 
  private:
   // The FDE of table entry `hit`, read (under mutex_) unless refused before: a refusal is
-  // kept, a FDE found fine is marked so.
+  // kept, an FDE found fine is marked so.
   Result<std::optional<Fde>> read_locked(const SearchHit& hit) {
     if (auto refused = refused_.find(hit.entry); refused != refused_.end())
       return tl::unexpected(refused->second);
