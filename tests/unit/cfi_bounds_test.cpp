@@ -6,6 +6,7 @@
 #include <elf.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -282,6 +283,55 @@ TEST(CfiBounds, EachTableEntryIsReadForItself) {
   auto second = cfi->lookup(kFunction + kSize + 1);
   ASSERT_TRUE(second) << second.error().to_string();
   EXPECT_TRUE(*second);
+}
+
+// describes() asked in address order, as a module's functions are, answers what libdw's
+// search answers at each address on its own (a fresh lookup: no FDE kept from another), with
+// the table in order, with two entries swapped, and with one moved far from its place (libdw's
+// binary search then misses FDEs it lists). Among the FDEs: one whose program is refused, one
+// starting after the start its table entry states, and gaps between functions.
+TEST(CfiBounds, DescribesAsLibdwSearchesInAnyTableOrder) {
+  constexpr size_t kFunctions = 40, kRefused = 17, kLate = 23;
+  constexpr uint64_t kStride = 2 * kSize, kLateBy = 8;
+  EhFrame frame{frame_address(), {}};
+  const size_t cie = frame.cie();
+  std::vector<std::pair<uint64_t, size_t>> in_order;
+  for (size_t i = 0; i < kFunctions; ++i) {
+    const uint64_t start = kFunction + i * kStride;
+    in_order.emplace_back(start, frame.b.size());
+    frame.fde(cie, i == kLate ? start + kLateBy : start, kSize,
+              i == kRefused ? naming(kUndefined, 4096) : naming(kDefCfaOffset, kSixteen));
+  }
+  std::vector<uint64_t> asked = {kFunction / 2};
+  for (size_t i = 0; i < kFunctions; i += (i % 3) + 1)  // strides of 1 to 3 functions
+    for (uint64_t a : {kFunction + i * kStride, kFunction + i * kStride + kSize - 1,
+                       kFunction + i * kStride + kSize})
+      asked.push_back(a);
+  asked.push_back(kFunction + kFunctions * kStride + kSize);
+
+  auto swapped = in_order;
+  std::swap(swapped[11], swapped[12]);
+  auto moved = in_order;  // the 31st entry moved to the 4th place
+  std::rotate(moved.begin() + 3, moved.begin() + 30, moved.begin() + 31);
+  const std::vector<std::pair<uint64_t, size_t>>* tables[] = {&in_order, &swapped, &moved};
+  for (size_t t = 0; t < std::size(tables); ++t) {
+    const auto hdr = header(frame.address + frame.b.size(), frame.address, frame, *tables[t]);
+    auto file = elf::ElfFile::parse(elf_image(frame, hdr), "40 functions");
+    ASSERT_TRUE(file) << file.error().to_string();
+    auto asked_in_turn = CfiTables::open(*file);
+    ASSERT_TRUE(asked_in_turn) << asked_in_turn.error().to_string();
+    size_t described = 0;
+    for (uint64_t a : asked) {
+      auto alone = CfiTables::open(*file);
+      ASSERT_TRUE(alone) << alone.error().to_string();
+      auto libdw = alone->lookup(a);  // an FDE found, or libdw (or its bounds) failing
+      const bool want = !libdw || *libdw;
+      EXPECT_EQ(asked_in_turn->describes(a), want) << std::hex << a << " in table " << t;
+      described += want ? 1 : 0;
+    }
+    EXPECT_GT(described, 10u) << "table " << t;
+    EXPECT_LT(described, asked.size() - 10) << "table " << t;
+  }
 }
 
 // Two FDEs cover one function: a bad one first along the entries, a good one (CFA rsp+16 from

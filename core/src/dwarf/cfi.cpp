@@ -112,15 +112,23 @@ class SearchedFrame {
   }
 
   // CfiTables::describes() for this .eh_frame: libdw's lookup at `address` finds an FDE or
-  // fails, not "no match". Told by the FDE the table leads to, read here (which the refusal
-  // check does anyway), not by libdw, which makes and keeps an entry in its tree of FDEs for
-  // each: 1.4 us a function, most of the time a side file took to find nothing to add for a
-  // 1 M-function module that kept `.eh_frame`. (libdw's kept FDEs come first in its lookups;
-  // they can give another answer only where FDEs overlap.)
+  // fails, not "no match". Told by the FDE the table leads to, read here, not by libdw, which
+  // makes and keeps an entry in its tree of FDEs for each: 1.4 us a function, most of the time
+  // a side file took to find nothing to add for a 1 M-function module that kept `.eh_frame`.
+  // (libdw's kept FDEs come first in its lookups; they can give another answer only where FDEs
+  // overlap.) Asked in address order, as a module's functions are, a table that ascends is
+  // searched on from the last answer, and an FDE that covers the address answers with its
+  // extent: whether its program would be refused does not change the answer there.
   bool describes(uint64_t address) {
-    const auto hit = searched_fde(frame_, address);
-    if (!hit) return false;  // binary_search_fde found no entry: "no match"
     const std::lock_guard lock(mutex_);
+    if (!ascends_) ascends_ = search_ascends(frame_);
+    const auto hit = *ascends_ && last_hit_ ? searched_fde_from(frame_, address, *last_hit_)
+                                            : searched_fde(frame_, address);
+    if (!hit) return false;  // binary_search_fde found no entry: "no match"
+    last_hit_ = hit->entry;
+    if (const auto extent = entries_.extent_at(hit->offset);
+        extent && address - extent->first < extent->second)
+      return true;
     auto read = read_locked(*hit);
     // Refused, or no usable FDE there: libdw fails on it with an error (__libdw_fde_by_offset).
     if (!read || !*read) return true;
@@ -150,6 +158,8 @@ class SearchedFrame {
   std::unique_ptr<std::atomic<uint64_t>[]> read_fine_;  // a bit by table entry
   std::mutex mutex_;                                    // reading, and refused_
   std::map<size_t, Error> refused_;                     // by table entry
+  std::optional<bool> ascends_;                         // search_ascends(), at describes()'s first
+  std::optional<size_t> last_hit_;                      // describes()'s last table entry
 };
 
 }  // namespace

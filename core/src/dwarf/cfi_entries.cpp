@@ -310,9 +310,9 @@ int CfiEntries::next(uint64_t offset, uint64_t* following, Dwarf_CFI_Entry* entr
   return rc;
 }
 
-Result<Result<Fde>> CfiEntries::fde(const Dwarf_FDE& fde, uint64_t offset) {
+Result<Result<CfiEntries::Head>> CfiEntries::head(const Dwarf_FDE& fde, uint64_t offset) {
   const auto unusable = [&](uint64_t at, std::string_view field, std::string message) {
-    return Result<Result<Fde>>(Result<Fde>(fail(cfi_.name, at, field, std::move(message))));
+    return Result<Result<Head>>(Result<Head>(fail(cfi_.name, at, field, std::move(message))));
   };
   const auto pos_of = [&](const uint8_t* p) { return static_cast<size_t>(p - cfi_.data.data()); };
   auto found = last_cie_ != cies_.end() && last_cie_->first == fde.CIE_pointer
@@ -351,10 +351,19 @@ Result<Result<Fde>> CfiEntries::fde(const Dwarf_FDE& fde, uint64_t offset) {
       return unusable(block, "augmentation data", "runs past the entry");
     pos += n;
   }
-  auto program = read_program(cfi_, pos, end, cie.layout.fde_encoding);
+  return Result<Head>(Head{*start, *range, pos, end, &cie});
+}
+
+Result<Result<Fde>> CfiEntries::fde(const Dwarf_FDE& fde, uint64_t offset) {
+  auto read = head(fde, offset);
+  if (!read) return tl::unexpected(read.error());
+  if (!*read) return Result<Fde>(tl::unexpected(read->error()));
+  const Head& h = **read;
+  auto program = read_program(cfi_, h.program, h.end, h.cie->layout.fde_encoding);
   if (!program) return tl::unexpected(in_entry("FDE", offset, program.error()));
-  const uint64_t registers = std::max({cie.registers, program->registers, kLibdwOwnRegisters}) + 1;
-  return Result<Fde>(Fde{*start, *range,
+  const uint64_t registers =
+      std::max({h.cie->registers, program->registers, kLibdwOwnRegisters}) + 1;
+  return Result<Fde>(Fde{h.start, h.range,
                          {program->bytes + (program->remembers + 1) * registers, program->rows}});
 }
 
@@ -384,6 +393,15 @@ Result<void> CfiEntries::check(std::span<const uint64_t> table) {
     if (auto read = check_at(off); !read) return tl::unexpected(read.error());
   }
   return {};
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> CfiEntries::extent_at(uint64_t offset) {
+  uint64_t following = 0;
+  Dwarf_CFI_Entry entry{};
+  if (next(offset, &following, &entry) != 0 || dwarf_cfi_cie_p(&entry)) return std::nullopt;
+  auto read = head(entry.fde, offset);
+  if (!read || !*read) return std::nullopt;
+  return std::pair{(*read)->start, (*read)->range};
 }
 
 Result<std::optional<Fde>> CfiEntries::check_at(uint64_t offset) {

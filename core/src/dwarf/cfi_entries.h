@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "unwindkit/bytes.h"
@@ -93,15 +94,26 @@ class CfiEntries {
   // The program of the FDE a search table leads libdw to (__libdw_fde_by_offset), and its
   // CIE's; the FDE, or nullopt where libdw reads none there or cannot use the one it reads.
   Result<std::optional<Fde>> check_at(uint64_t offset);
+  // The initial location and address range of the FDE at `offset` where libdw reads one
+  // there and can use it; its program is not read (nor checked).
+  std::optional<std::pair<uint64_t, uint64_t>> extent_at(uint64_t offset);
 
  private:
-  CfiData cfi_;
-  unsigned char ident_[EI_NIDENT]{};
-  Elf_Data data_{};
   struct Cie {
     CieLayout layout;
     uint64_t registers = 0;  // the highest register its program names
   };
+  // An FDE up to its program: its extent, where its program lies, and its CIE (read first).
+  struct Head {
+    uint64_t start = 0, range = 0;
+    size_t program = 0, end = 0;
+    const Cie* cie = nullptr;
+  };
+  Result<Result<Head>> head(const Dwarf_FDE& fde, uint64_t offset);
+
+  CfiData cfi_;
+  unsigned char ident_[EI_NIDENT]{};
+  Elf_Data data_{};
   std::map<uint64_t, std::optional<Cie>> cies_;  // by offset; nullopt: libdw cannot use it
   std::map<uint64_t, std::optional<Cie>>::iterator last_cie_ = cies_.end();
 };
@@ -135,6 +147,13 @@ struct SearchHit {
   uint64_t offset = 0;
 };
 std::optional<SearchHit> searched_fde(const EhFrame& frame, uint64_t address);
+// Whether `frame`'s search table lists initial locations that never decrease (what linkers
+// write). There searched_fde() stops at the last entry starting at or before the address.
+bool search_ascends(const EhFrame& frame);
+// searched_fde()'s answer for a table that search_ascends(), searched forward from entry
+// `from` (an earlier answer) where `address` is not before that entry's start: in address
+// order, each lookup reads an entry or two instead of halving the whole table.
+std::optional<SearchHit> searched_fde_from(const EhFrame& frame, uint64_t address, size_t from);
 
 // The `.debug_frame` dwarf_getcfi reads, once dwarf_begin_elf has decompressed it.
 std::optional<CfiData> debug_frame_as_libdw(Elf* elf);

@@ -166,31 +166,73 @@ std::vector<EhFrame> eh_frames_as_libdw(Elf* elf) {
   return out;
 }
 
+namespace {
+
+// A table entry's field (0: initial location, 1: FDE address): read_encoded for datarel|sdata4,
+// which cannot fail inside the table.
+uint64_t table_value(const SearchTable& table, const ByteReader& r, size_t entry, size_t field) {
+  const size_t at = entry * kLinkerPair + field * (kLinkerPair / 2);
+  return table.address + static_cast<uint64_t>(r.sint_in(at, kLinkerPair / 2));
+}
+
+SearchHit hit_at(const EhFrame& frame, const ByteReader& r, size_t entry) {
+  return SearchHit{entry, table_value(*frame.search, r, entry, 1) - frame.cfi.address};
+}
+
+}  // namespace
+
 std::optional<SearchHit> searched_fde(const EhFrame& frame, uint64_t address) {
   if (!frame.search) return std::nullopt;
   const SearchTable& table = *frame.search;
   const ByteReader r(table.pairs, frame.cfi.endian, kEhFrameHdr);
-  // read_encoded for datarel|sdata4, which cannot fail inside the table.
-  const auto value = [&](size_t entry, size_t field) {
-    const size_t at = entry * kLinkerPair + field * (kLinkerPair / 2);
-    return table.address + static_cast<uint64_t>(r.sint_in(at, kLinkerPair / 2));
-  };
+  const auto start = [&](size_t entry) { return table_value(table, r, entry, 0); };
   const size_t entries = table.entries();
   // Not std::upper_bound: libdw stops at the first entry whose successor starts past
   // `address`, and a hostile table need not be sorted.
   size_t l = 0, u = entries;
   while (l < u) {
     const size_t idx = (l + u) / 2;
-    if (address < value(idx, 0)) {
+    if (address < start(idx)) {
       u = idx;
       continue;
     }
     l = idx + 1;
     // The last entry runs to the end of the module.
-    if (l < entries && address >= value(l, 0)) continue;
-    return SearchHit{idx, value(idx, 1) - frame.cfi.address};
+    if (l < entries && address >= start(l)) continue;
+    return hit_at(frame, r, idx);
   }
   return std::nullopt;
+}
+
+bool search_ascends(const EhFrame& frame) {
+  if (!frame.search) return false;
+  const SearchTable& table = *frame.search;
+  const ByteReader r(table.pairs, frame.cfi.endian, kEhFrameHdr);
+  for (size_t i = 1; i < table.entries(); ++i)
+    if (table_value(table, r, i, 0) < table_value(table, r, i - 1, 0)) return false;
+  return true;
+}
+
+std::optional<SearchHit> searched_fde_from(const EhFrame& frame, uint64_t address, size_t from) {
+  if (!frame.search || from >= frame.search->entries()) return searched_fde(frame, address);
+  const SearchTable& table = *frame.search;
+  const ByteReader r(table.pairs, frame.cfi.endian, kEhFrameHdr);
+  const auto start = [&](size_t entry) { return table_value(table, r, entry, 0); };
+  if (address < start(from)) return searched_fde(frame, address);
+  // The last entry starting at or before `address`: strides that double from `from`, then
+  // halving inside the last stride. An address in `from`'s function or the next costs a read
+  // or two, where the whole table's binary search costs one cache miss per halving.
+  const size_t entries = table.entries();
+  size_t lo = from, hi = from + 1;  // start(lo) <= address; start(hi) > address or hi = end
+  for (size_t stride = 1; hi < entries && start(hi) <= address; stride *= 2) {
+    lo = hi;
+    hi = lo + std::min(stride * 2, entries - lo);
+  }
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    (start(mid) <= address ? lo : hi) = mid;
+  }
+  return hit_at(frame, r, lo);
 }
 
 std::optional<CfiData> debug_frame_as_libdw(Elf* elf) {
