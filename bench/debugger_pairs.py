@@ -19,9 +19,11 @@ two rows run in the same alternating rounds: before and after side by side in on
 lldb-dap: an editor's session (bench/dap_session.py: attach with `coreFile`, then the stack of
 every thread; COMMAND only names it), its peak memory the adapter's and its CPU the adapter's
 and the driver's (the same driver on every side).
-A last side per plugin, "own CFI", loads it on the `.eh_frame` twin itself (which keeps its
+Two last sides per plugin, "own CFI", load it on the `.eh_frame` twin itself (which keeps its
 `.sframe` too, as `-Wa,--gsframe` leaves a program): nothing for the plugin to add, so what it
-costs a debugger on the binaries most users have (its cache kept, as after a first session).
+costs a debugger on the binaries most users have, in a module's first session (empty cache:
+the plugin finds there is nothing to add) and in every later one (cache kept: the answer
+remembered).
 UNWINDKIT_BENCH_CPUS (a `taskset -c` list) runs every side on those CPUs: on a machine whose
 CPUs differ in speed (one here runs GDB's start 40 % slower than the other), which CPU a run
 lands on otherwise decides more of its time than the plugin does.
@@ -149,7 +151,8 @@ def main():
     for name in plugins:
         sides[f"{name}, empty cache"] = []
         sides[f"{name}, cache kept"] = []
-        sides[f"{name}, own CFI"] = []
+        sides[f"{name}, own CFI, empty cache"] = []
+        sides[f"{name}, own CFI, cache kept"] = []
     for name, path in plugins.items():  # fills the kept caches
         for twin in ("stripd", "ehfram"):
             one_run(command_line(debugger, path, case_dir, twin, script),
@@ -166,24 +169,28 @@ def main():
                 one_run(ours, os.path.join(work, f"kept-{name}-stripd")))
             # The plugin loaded where the module keeps its CFI beside SFrame (a distribution's
             # SFrame build): it has nothing to add, and should cost nothing either.
-            sides[f"{name}, own CFI"].append(
-                one_run(command_line(debugger, path, case_dir, "ehfram", script),
-                        os.path.join(work, f"kept-{name}-ehfram")))
+            own = command_line(debugger, path, case_dir, "ehfram", script)
+            sides[f"{name}, own CFI, empty cache"].append(
+                one_run(own, os.path.join(work, f"empty-{name}-ehfram-{i}")))
+            settle(os.path.join(work, f"empty-{name}-ehfram-{i}"))
+            sides[f"{name}, own CFI, cache kept"].append(
+                one_run(own, os.path.join(work, f"kept-{name}-ehfram")))
     subprocess.run(["rm", "-rf", work], check=False)
 
     med = {name: [statistics.median(r[k] for r in rows) for k in range(6)]
            for name, rows in sides.items()}
+    rows = {name: f"{name}, {'.eh_frame' if name == 'native' or 'own CFI' in name else 'SFrame'}"
+                  " twin" for name in med}
+    width = max(len(row) for row in rows.values()) + 2
     print(f"{title}   {debugger}, `{command}`, median of {runs} alternating rounds")
-    print("                                  to first (s)  first (s)  warm (s)  peak MB  frames"
-          "  cpu (s)")
+    print(f"{'':{width + 2}}to first (s)  first (s)  warm (s)  peak MB  frames  cpu (s)")
     for name, (to_first, first, warm, frames, peak, cpu) in med.items():
-        twin = ".eh_frame twin" if name == "native" or name.endswith("own CFI") else "SFrame twin"
-        print(f"  {name + ', ' + twin:34}{to_first:10.3f}  {first:9.3f}  {warm:8.3f}  "
+        print(f"  {rows[name]:{width}}{to_first:10.3f}  {first:9.3f}  {warm:8.3f}  "
               f"{peak:7.0f}  {frames:6.0f}  {cpu:7.3f}")
     n = med["native"]
     for name in list(med)[1:]:
         o = med[name]
-        print(f"  ratio {name + ' / native':32}{o[0] / n[0]:6.2f}  {o[1] / n[1]:9.2f}  "
+        print(f"  {'ratio ' + name + ' / native':{width}}{o[0] / n[0]:10.2f}  {o[1] / n[1]:9.2f}  "
               f"{o[2] / n[2]:8.2f}  {o[4] / n[4]:7.2f}          {o[5] / n[5]:7.2f}")
     for name in list(med)[1:]:
         rounds = [f"{o[0] / n[0]:.2f}" for n, o in zip(sides["native"], sides[name])]
