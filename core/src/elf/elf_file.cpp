@@ -95,6 +95,23 @@ void collect_notes(Elf_Data* data, uint64_t file_offset, std::vector<Note>& out)
   }
 }
 
+// Memory for a file image of `size` bytes: an anonymous mapping, whose pages take no memory
+// until written, in huge pages where the system gives them on request (transparent huge pages
+// in "madvise" mode, Debian's default). A check that reads a large module's tables throughout
+// (1 M functions: 60 MB) spends most of its time on TLB misses in small pages: 0.12 s there,
+// 0.05 s in huge ones. Null where no mapping is made.
+std::pair<std::shared_ptr<const void>, uint8_t*> image_memory(size_t size) {
+  void* addr = size == 0 ? MAP_FAILED
+                         : ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (addr == MAP_FAILED) return {nullptr, nullptr};
+  ::madvise(addr, size, MADV_HUGEPAGE);  // a hint: refused, the pages are small
+  std::shared_ptr<const void> owner(addr, [size](const void* p) {
+    ::munmap(const_cast<void*>(p), size);
+  });
+  return {std::move(owner), static_cast<uint8_t*>(addr)};
+}
+
 }  // namespace
 
 Result<ElfFile> ElfFile::open(const std::string& path, Contents contents) {
@@ -108,11 +125,15 @@ Result<ElfFile> ElfFile::open(const std::string& path, Contents contents) {
   // then zero-filling a large program before reading over it, each dominated dumping one.
   const std::streamoff size = in.tellg();
   if (size < 0 || !in.seekg(0)) return fail(ErrorKind::Io, path, 0, "file", "read error");
-  std::shared_ptr<uint8_t[]> buffer(new uint8_t[static_cast<size_t>(size)]);
-  if (!in.read(reinterpret_cast<char*>(buffer.get()), size))
+  auto [owner, buffer] = image_memory(static_cast<size_t>(size));
+  if (buffer == nullptr) {
+    std::shared_ptr<uint8_t[]> heap(new uint8_t[static_cast<size_t>(size)]);
+    buffer = heap.get();
+    owner = std::move(heap);
+  }
+  if (!in.read(reinterpret_cast<char*>(buffer), size))
     return fail(ErrorKind::Io, path, 0, "file", "read error");
-  const Bytes image(buffer.get(), static_cast<size_t>(size));
-  return parse_image(std::move(buffer), image, path);
+  return parse_image(std::move(owner), Bytes(buffer, static_cast<size_t>(size)), path);
 }
 
 namespace {
@@ -198,13 +219,8 @@ Result<ElfFile> ElfFile::open_part(const std::string& path, Contents contents) {
       !plan_parts(fd, static_cast<uint64_t>(st.st_size), contents, wanted, unread))
     return open(path);
   const auto size = static_cast<size_t>(st.st_size);
-  void* addr = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (addr == MAP_FAILED) return open(path);
-  std::shared_ptr<const void> image_owner(addr, [size](const void* p) {
-    ::munmap(const_cast<void*>(p), size);
-  });
-  auto* image = static_cast<uint8_t*>(addr);
+  auto [image_owner, image] = image_memory(size);
+  if (image == nullptr) return open(path);
   for (const Part& part : wanted)
     if (!read_at(fd, image + part.offset, part.offset, part.end - part.offset))
       return fail(ErrorKind::Io, path, part.offset, "file", "read error (shortened while read?)");
