@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include "../huge_pages.h"
 #include "unwindkit/stepper.h"
 
 namespace unwindkit::dwarf {
@@ -35,7 +36,10 @@ class Out {
     bytes_.resize(size_);
     return std::move(bytes_);
   }
-  void reserve(size_t n) { bytes_.reserve(n); }
+  void reserve(size_t n) {
+    bytes_.reserve(n);
+    advise_huge_pages(bytes_.data(), bytes_.capacity());  // a large file's: written throughout
+  }
   size_t size() const { return size_; }
 
   void u8(uint8_t v) { *room(1) = v; }
