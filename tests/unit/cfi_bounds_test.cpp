@@ -59,14 +59,17 @@ struct EhFrame {
     return at;
   }
   // An FDE of the CIE at `cie` for [start, start + size) running `program`; returns the offset
-  // of the program's first byte (the entry's own offset is that minus 17).
-  size_t fde(size_t cie, uint64_t start, uint32_t size, const std::vector<uint8_t>& program) {
+  // of the program's first byte (the entry's own offset is that minus 17). `augmentation` is
+  // the length of its augmentation data, which holds no byte (more than 0 runs past the
+  // program, or past the entry).
+  size_t fde(size_t cie, uint64_t start, uint32_t size, const std::vector<uint8_t>& program,
+             uint8_t augmentation = 0) {
     const size_t at = b.size();
     put(b, 0, 4);
     put(b, b.size() - cie, 4);  // CIE pointer: back from this field
     put(b, start - (address + b.size()), 4);
     put(b, size, 4);
-    b.push_back(0);  // augmentation data length
+    b.push_back(augmentation);  // augmentation data length (a one-byte ULEB128)
     const size_t first = b.size();
     b.insert(b.end(), program.begin(), program.end());
     close(at);
@@ -289,10 +292,13 @@ TEST(CfiBounds, EachTableEntryIsReadForItself) {
 // search answers at each address on its own (a fresh lookup: no FDE kept from another), with
 // the table in order, with two entries swapped, and with one moved far from its place (libdw's
 // binary search then misses FDEs it lists). Among the FDEs: one whose program is refused, one
-// starting after the start its table entry states, and gaps between functions.
+// starting after the start its table entry states, one whose augmentation data runs past it
+// (libdw cannot use it: a lookup fails, not "no match"), and gaps between functions. Asked in
+// address order, then back and on by strides that reach past the next function.
 TEST(CfiBounds, DescribesAsLibdwSearchesInAnyTableOrder) {
-  constexpr size_t kFunctions = 40, kRefused = 17, kLate = 23;
+  constexpr size_t kFunctions = 40, kRefused = 17, kLate = 23, kUnusable = 28;
   constexpr uint64_t kStride = 2 * kSize, kLateBy = 8;
+  constexpr uint8_t kPastTheEntry = 0x7f;
   EhFrame frame{frame_address(), {}};
   const size_t cie = frame.cie();
   std::vector<std::pair<uint64_t, size_t>> in_order;
@@ -300,12 +306,16 @@ TEST(CfiBounds, DescribesAsLibdwSearchesInAnyTableOrder) {
     const uint64_t start = kFunction + i * kStride;
     in_order.emplace_back(start, frame.b.size());
     frame.fde(cie, i == kLate ? start + kLateBy : start, kSize,
-              i == kRefused ? naming(kUndefined, 4096) : naming(kDefCfaOffset, kSixteen));
+              i == kRefused ? naming(kUndefined, 4096) : naming(kDefCfaOffset, kSixteen),
+              i == kUnusable ? kPastTheEntry : 0);
   }
   std::vector<uint64_t> asked = {kFunction / 2};
-  for (size_t i = 0; i < kFunctions; i += (i % 3) + 1)  // strides of 1 to 3 functions
+  for (size_t i = 0; i < kFunctions; i += (i % 3) + 1)  // strides of 1 or 2 functions
     for (uint64_t a : {kFunction + i * kStride, kFunction + i * kStride + kSize - 1,
                        kFunction + i * kStride + kSize})
+      asked.push_back(a);
+  for (size_t i : {2, 9, 26, 27, 30, 39})  // back, then 7, 17, 1, 3 and 9 on: the gap first
+    for (uint64_t a : {kFunction + i * kStride + kSize, kFunction + i * kStride})
       asked.push_back(a);
   asked.push_back(kFunction + kFunctions * kStride + kSize);
 
@@ -331,6 +341,10 @@ TEST(CfiBounds, DescribesAsLibdwSearchesInAnyTableOrder) {
     }
     EXPECT_GT(described, 10u) << "table " << t;
     EXPECT_LT(described, asked.size() - 10) << "table " << t;
+    // libdw fails past the unusable FDE's end, where it says "no match" past a usable one's.
+    const uint64_t past = kFunction + kUnusable * kStride + kSize;
+    EXPECT_FALSE(CfiTables::open(*file)->lookup(past)) << "table " << t;
+    EXPECT_TRUE(CfiTables::open(*file)->lookup(past - kStride)) << "table " << t;
   }
 }
 

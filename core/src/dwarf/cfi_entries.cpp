@@ -60,17 +60,10 @@ size_t encoded_value_size(Bytes d, size_t pos, uint8_t encoding, bool is_64) {
   }
 }
 
-std::optional<uint64_t> read_encoded(const CfiData& cfi, uint8_t encoding, size_t& pos,
-                                     uint64_t datarel) {
+std::optional<uint64_t> read_other_encoded(const CfiData& cfi, uint8_t encoding, size_t& pos,
+                                           uint64_t datarel) {
   const Bytes d = cfi.data;
-  // What compilers write for FDE addresses and lengths, first.
   const ByteReader r(d, cfi.endian, cfi.name);
-  if ((encoding == (DW_EH_PE_pcrel | DW_EH_PE_sdata4) || encoding == DW_EH_PE_sdata4) &&
-      r.holds(pos, 4)) {
-    const uint64_t base = encoding == DW_EH_PE_sdata4 ? 0 : cfi.address + pos;
-    pos += 4;
-    return base + static_cast<uint64_t>(r.sint_in(pos - 4, 4));
-  }
   const size_t address_size = cfi.is_64 ? 8 : 4;
   uint64_t base = 0;
   switch (encoding & kApplyMask) {
@@ -310,10 +303,7 @@ int CfiEntries::next(uint64_t offset, uint64_t* following, Dwarf_CFI_Entry* entr
   return rc;
 }
 
-Result<Result<CfiEntries::Head>> CfiEntries::head(const Dwarf_FDE& fde, uint64_t offset) {
-  const auto unusable = [&](uint64_t at, std::string_view field, std::string message) {
-    return Result<Result<Head>>(Result<Head>(fail(cfi_.name, at, field, std::move(message))));
-  };
+Result<const CfiEntries::Cie*> CfiEntries::cie_of(const Dwarf_FDE& fde) {
   const auto pos_of = [&](const uint8_t* p) { return static_cast<size_t>(p - cfi_.data.data()); };
   auto found = last_cie_ != cies_.end() && last_cie_->first == fde.CIE_pointer
                    ? last_cie_
@@ -332,8 +322,18 @@ Result<Result<CfiEntries::Head>> CfiEntries::head(const Dwarf_FDE& fde, uint64_t
     found = cies_.emplace(fde.CIE_pointer, cie).first;
   }
   last_cie_ = found;  // an FDE's CIE is most often the one before's
-  if (!found->second) return unusable(offset, "CIE_pointer", "no CIE at this offset");
-  const Cie& cie = *found->second;
+  return found->second ? &*found->second : nullptr;
+}
+
+Result<Result<CfiEntries::Head>> CfiEntries::head(const Dwarf_FDE& fde, uint64_t offset) {
+  const auto unusable = [&](uint64_t at, std::string_view field, std::string message) {
+    return Result<Result<Head>>(Result<Head>(fail(cfi_.name, at, field, std::move(message))));
+  };
+  const auto pos_of = [&](const uint8_t* p) { return static_cast<size_t>(p - cfi_.data.data()); };
+  const auto found = cie_of(fde);
+  if (!found) return tl::unexpected(found.error());
+  if (*found == nullptr) return unusable(offset, "CIE_pointer", "no CIE at this offset");
+  const Cie& cie = **found;
   // intern_fde: initial_location and address_range, then a sized block or nothing.
   size_t pos = pos_of(fde.start);
   const size_t end = pos_of(fde.end);
@@ -399,9 +399,15 @@ std::optional<std::pair<uint64_t, uint64_t>> CfiEntries::extent_at(uint64_t offs
   uint64_t following = 0;
   Dwarf_CFI_Entry entry{};
   if (next(offset, &following, &entry) != 0 || dwarf_cfi_cie_p(&entry)) return std::nullopt;
-  auto read = head(entry.fde, offset);
-  if (!read || !*read) return std::nullopt;
-  return std::pair{(*read)->start, (*read)->range};
+  const auto cie = cie_of(entry.fde);
+  if (!cie || *cie == nullptr) return std::nullopt;
+  // intern_fde's first two reads (head()), and nothing after them.
+  const uint8_t encoding = (*cie)->layout.fde_encoding;
+  size_t pos = static_cast<size_t>(entry.fde.start - cfi_.data.data());
+  const auto start = read_encoded(cfi_, encoding, pos);
+  const auto range = start ? read_encoded(cfi_, encoding & kFormatMask, pos) : std::nullopt;
+  if (!range) return std::nullopt;
+  return std::pair{*start, *range};
 }
 
 Result<std::optional<Fde>> CfiEntries::check_at(uint64_t offset) {

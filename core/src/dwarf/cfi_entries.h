@@ -12,6 +12,7 @@
 // is read as far as libdw would run it, so nothing libdw runs goes unread.
 #pragma once
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 
 #include <cstdint>
@@ -61,10 +62,26 @@ struct CfiData {
 // three bits (sdata4 as udata4), a ULEB128 to its first byte with the top bit set (sic).
 size_t encoded_value_size(Bytes d, size_t pos, uint8_t encoding, bool is_64);
 
+// read_encoded() for every encoding but the two below.
+std::optional<uint64_t> read_other_encoded(const CfiData& cfi, uint8_t encoding, size_t& pos,
+                                           uint64_t datarel);
+
 // libdw's read_encoded_value over `cfi` (pcrel from cfi.address, datarel from `datarel`,
 // indirect through cfi's own data), moving `pos` past the value; nullopt where libdw fails.
-std::optional<uint64_t> read_encoded(const CfiData& cfi, uint8_t encoding, size_t& pos,
-                                     uint64_t datarel = 0);
+// What compilers write for FDE addresses and lengths is read here, inline: a module's check
+// reads two such values from each of its FDEs, a million of them in a large one.
+inline std::optional<uint64_t> read_encoded(const CfiData& cfi, uint8_t encoding, size_t& pos,
+                                            uint64_t datarel = 0) {
+  constexpr size_t kWidth = 4;
+  const bool pcrel = encoding == (DW_EH_PE_pcrel | DW_EH_PE_sdata4);
+  if ((!pcrel && encoding != DW_EH_PE_sdata4) || pos > cfi.data.size() ||
+      cfi.data.size() - pos < kWidth)
+    return read_other_encoded(cfi, encoding, pos, datarel);
+  const ByteReader r(cfi.data, cfi.endian, cfi.name);
+  const uint64_t base = pcrel ? cfi.address + pos : 0;
+  pos += kWidth;
+  return base + static_cast<uint64_t>(r.sint_in(pos - kWidth, kWidth));
+}
 
 // An FDE as libdw's intern_fde reads it.
 struct Fde {
@@ -95,7 +112,8 @@ class CfiEntries {
   // CIE's; the FDE, or nullopt where libdw reads none there or cannot use the one it reads.
   Result<std::optional<Fde>> check_at(uint64_t offset);
   // The initial location and address range of the FDE at `offset` where libdw reads one
-  // there and can use it; its program is not read (nor checked).
+  // there with a CIE it can use, and can read those two; what follows them (the
+  // augmentation data, the program) is not read, nor checked.
   std::optional<std::pair<uint64_t, uint64_t>> extent_at(uint64_t offset);
 
  private:
@@ -110,6 +128,9 @@ class CfiEntries {
     const Cie* cie = nullptr;
   };
   Result<Result<Head>> head(const Dwarf_FDE& fde, uint64_t offset);
+  // The CIE of `fde` as libdw finds it, read once (nullptr: libdw cannot use it); the error
+  // names an instruction of its program past a bound.
+  Result<const Cie*> cie_of(const Dwarf_FDE& fde);
 
   CfiData cfi_;
   unsigned char ident_[EI_NIDENT]{};

@@ -219,14 +219,14 @@ std::optional<SearchHit> searched_fde_from(const EhFrame& frame, uint64_t addres
   const ByteReader r(table.pairs, frame.cfi.endian, kEhFrameHdr);
   const auto start = [&](size_t entry) { return table_value(table, r, entry, 0); };
   if (address < start(from)) return searched_fde(frame, address);
-  // The last entry starting at or before `address`: strides that double from `from`, then
-  // halving inside the last stride. An address in `from`'s function or the next costs a read
-  // or two, where the whole table's binary search costs one cache miss per halving.
+  // The last entry starting at or before `address`: strides of 1, 2, 4... from `from`, then
+  // halving inside the last stride. An address in `from`'s function or the next costs two
+  // reads or three, where the whole table's binary search costs one cache miss per halving.
   const size_t entries = table.entries();
   size_t lo = from, hi = from + 1;  // start(lo) <= address; start(hi) > address or hi = end
   for (size_t stride = 1; hi < entries && start(hi) <= address; stride *= 2) {
     lo = hi;
-    hi = lo + std::min(stride * 2, entries - lo);
+    hi = lo + std::min(stride, entries - lo);
   }
   while (hi - lo > 1) {
     const size_t mid = lo + (hi - lo) / 2;

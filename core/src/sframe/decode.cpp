@@ -37,19 +37,20 @@ Result<void> detail::visit_function_ranges(const Layout& layout, uint64_t sectio
                                            const std::function<bool(const AddressRange&)>& visit) {
   const Header& h = layout.header;
   const VersionLayout& v = version_layout(h);
-  // read_layout() has checked that every index entry lies inside the section, so no read
-  // below fails; the start and size are where read_fde() reads them (the rest of a v3
-  // function's record lies among its rows, unread here).
+  // read_layout() has checked that the index lies inside the section: its entries are read
+  // unchecked (a module's check visits a million). The start and size are where read_fde()
+  // reads them (the rest of a v3 function's record lies among its rows, unread here).
   const ByteReader& r = layout.section;
+  const uint64_t first = h.fde_subsection();
+  if (!r.holds(static_cast<size_t>(first), uint64_t{h.num_fdes} * v.entry_size))
+    return r.short_at(static_cast<size_t>(first), "fdeoff", "the FDE index runs past the end");
   for (size_t i = 0; i < h.num_fdes; ++i) {
-    const uint64_t at = h.fde_subsection() + i * uint64_t{v.entry_size};
-    auto start = r.sint_at(static_cast<size_t>(at), v.start_width, "start");
-    auto size = r.uint_at(static_cast<size_t>(at + v.size_at), 4, "size");
-    if (!start) return tl::unexpected(start.error());
-    if (!size) return tl::unexpected(size.error());
+    const uint64_t at = first + i * uint64_t{v.entry_size};
+    const int64_t start = r.sint_in(static_cast<size_t>(at), v.start_width);
+    const uint64_t size = r.uint_in(static_cast<size_t>(at + v.size_at), 4);
     const uint64_t func_start =
-        section_address + (h.pcrel() ? at : 0) + static_cast<uint64_t>(*start);
-    if (!visit({func_start, func_start + *size})) break;
+        section_address + (h.pcrel() ? at : 0) + static_cast<uint64_t>(start);
+    if (!visit({func_start, func_start + size})) break;
   }
   return {};
 }
