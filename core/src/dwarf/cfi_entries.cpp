@@ -18,7 +18,7 @@ constexpr uint64_t kLibdwRefuses = std::numeric_limits<int32_t>::max() / 8;
 // Registers libdw's own instructions name: AArch64's RA_SIGN_STATE, SPARC's register window.
 constexpr uint64_t kLibdwOwnRegisters = 34;
 constexpr uint8_t kPrimaryMask = 0xc0, kOperandMask = 0x3f;
-constexpr uint8_t kFormatMask = 0x0f, kApplyMask = 0x70, kSizeMask = 0x07;
+constexpr uint8_t kApplyMask = 0x70, kSizeMask = 0x07;
 constexpr unsigned kMaxLebBytes = 10;
 
 // libdw's get_uleb128/get_sleb128: at most 10 bytes, none at `end`; kNoValue for a number
@@ -304,7 +304,6 @@ int CfiEntries::next(uint64_t offset, uint64_t* following, Dwarf_CFI_Entry* entr
 }
 
 Result<const CfiEntries::Cie*> CfiEntries::cie_of(const Dwarf_FDE& fde) {
-  const auto pos_of = [&](const uint8_t* p) { return static_cast<size_t>(p - cfi_.data.data()); };
   auto found = last_cie_ != cies_.end() && last_cie_->first == fde.CIE_pointer
                    ? last_cie_
                    : cies_.find(fde.CIE_pointer);
@@ -329,7 +328,6 @@ Result<Result<CfiEntries::Head>> CfiEntries::head(const Dwarf_FDE& fde, uint64_t
   const auto unusable = [&](uint64_t at, std::string_view field, std::string message) {
     return Result<Result<Head>>(Result<Head>(fail(cfi_.name, at, field, std::move(message))));
   };
-  const auto pos_of = [&](const uint8_t* p) { return static_cast<size_t>(p - cfi_.data.data()); };
   const auto found = cie_of(fde);
   if (!found) return tl::unexpected(found.error());
   if (*found == nullptr) return unusable(offset, "CIE_pointer", "no CIE at this offset");
@@ -338,10 +336,8 @@ Result<Result<CfiEntries::Head>> CfiEntries::head(const Dwarf_FDE& fde, uint64_t
   size_t pos = pos_of(fde.start);
   const size_t end = pos_of(fde.end);
   const size_t field = pos;
-  const auto start = read_encoded(cfi_, cie.layout.fde_encoding, pos);
-  const auto range = start ? read_encoded(cfi_, cie.layout.fde_encoding & kFormatMask, pos)
-                           : std::nullopt;
-  if (!range)
+  const auto extent = extent_of(cie, pos);
+  if (!extent)
     return unusable(field, "initial_location",
                     fmt::format("pointer encoding {:#04x} is not read", cie.layout.fde_encoding));
   if (cie.layout.sized) {
@@ -351,8 +347,9 @@ Result<Result<CfiEntries::Head>> CfiEntries::head(const Dwarf_FDE& fde, uint64_t
       return unusable(block, "augmentation data", "runs past the entry");
     pos += n;
   }
-  return Result<Head>(Head{*start, *range, pos, end, &cie});
+  return Result<Head>(Head{extent->first, extent->second, pos, end, &cie});
 }
+
 
 Result<Result<Fde>> CfiEntries::fde(const Dwarf_FDE& fde, uint64_t offset) {
   auto read = head(fde, offset);
@@ -401,13 +398,8 @@ std::optional<std::pair<uint64_t, uint64_t>> CfiEntries::extent_at(uint64_t offs
   if (next(offset, &following, &entry) != 0 || dwarf_cfi_cie_p(&entry)) return std::nullopt;
   const auto cie = cie_of(entry.fde);
   if (!cie || *cie == nullptr) return std::nullopt;
-  // intern_fde's first two reads (head()), and nothing after them.
-  const uint8_t encoding = (*cie)->layout.fde_encoding;
-  size_t pos = static_cast<size_t>(entry.fde.start - cfi_.data.data());
-  const auto start = read_encoded(cfi_, encoding, pos);
-  const auto range = start ? read_encoded(cfi_, encoding & kFormatMask, pos) : std::nullopt;
-  if (!range) return std::nullopt;
-  return std::pair{*start, *range};
+  size_t pos = pos_of(entry.fde.start);
+  return extent_of(**cie, pos);  // head()'s first two reads, and nothing after them
 }
 
 Result<std::optional<Fde>> CfiEntries::check_at(uint64_t offset) {

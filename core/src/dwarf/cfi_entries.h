@@ -58,6 +58,9 @@ struct CfiData {
   Endian endian = Endian::Little;
 };
 
+// A pointer encoding's format bits (DW_EH_PE_udata4...), without how it applies (pcrel...).
+inline constexpr uint8_t kFormatMask = 0x0f;
+
 // libdw's encoded_value_size: the bytes of a value in `encoding` at `pos` of `d`, by the low
 // three bits (sdata4 as udata4), a ULEB128 to its first byte with the top bit set (sic).
 size_t encoded_value_size(Bytes d, size_t pos, uint8_t encoding, bool is_64);
@@ -131,6 +134,18 @@ class CfiEntries {
   // The CIE of `fde` as libdw finds it, read once (nullptr: libdw cannot use it); the error
   // names an instruction of its program past a bound.
   Result<const Cie*> cie_of(const Dwarf_FDE& fde);
+  // An FDE's initial location and address range at `pos` (moved past them), as intern_fde
+  // reads them with its CIE's encoding; nullopt where libdw cannot. Inline: a module's check
+  // reads a million.
+  [[gnu::always_inline]] std::optional<std::pair<uint64_t, uint64_t>> extent_of(const Cie& cie,
+                                                                               size_t& pos) {
+    const auto start = read_encoded(cfi_, cie.layout.fde_encoding, pos);
+    const auto range = start ? read_encoded(cfi_, cie.layout.fde_encoding & kFormatMask, pos)
+                             : std::nullopt;
+    if (!range) return std::nullopt;
+    return std::pair{*start, *range};
+  }
+  size_t pos_of(const uint8_t* p) const { return static_cast<size_t>(p - cfi_.data.data()); }
 
   CfiData cfi_;
   unsigned char ident_[EI_NIDENT]{};
