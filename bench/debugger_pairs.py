@@ -80,9 +80,13 @@ def command_line(debugger, plugin, case_dir, side, script):
         debugger_line(debugger, plugin, exe, core, script)
 
 
+# The release's LLDB (scripts/bench exports it from releases.tsv).
+LLDB = os.environ.get("UNWINDKIT_LLDB_VERSION", "22")
+
+
 def debugger_line(debugger, plugin, exe, core, script):
     if debugger == "lldb-dap":
-        return ["/usr/bin/python3.11", os.path.join(HERE, "dap_session.py"), "lldb-dap-22",
+        return [sys.executable, os.path.join(HERE, "dap_session.py"), f"lldb-dap-{LLDB}",
                 exe, core, *([plugin] if plugin else [])]
     if debugger == "gdb":
         # -iex: the plugin is loaded before the files, as the package's gdbinit.d does.
@@ -91,7 +95,7 @@ def debugger_line(debugger, plugin, exe, core, script):
     load = ["-o", f"plugin load {plugin}"] if plugin else []
     folder, name = os.path.split(script)
     module = os.path.splitext(name)[0]
-    return ["lldb-22", "-b", "-x", *load, "-o", f"target create {exe} --core {core}",
+    return [f"lldb-{LLDB}", "-b", "-x", *load, "-o", f"target create {exe} --core {core}",
             "-o", f"command script import {script}", "-o", f"script {module}.run(lldb.debugger)"]
 
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """Load on `unwindkit debuginfod`, loopback only, bounded in count and time.
 
 Usage: debuginfod_load.py UNWINDKIT WORKDIR [MODULES [CLIENTS [REQUESTS]]]

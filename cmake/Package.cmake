@@ -20,7 +20,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
-# Shared-library dependencies (libdw1, libfmt9, liblldb-22, ...) come from dpkg-shlibdeps on
+# Shared-library dependencies (libdw1, libfmt9, ...) come from dpkg-shlibdeps on
 # the binaries; the GDB extension needs the debuggers' Python, which it does not link.
 # Capstone is loaded on first use (core/deferred/), so no binary lists it in DT_NEEDED and
 # dpkg-shlibdeps cannot see it: its package is the one that holds the library this build
@@ -30,8 +30,12 @@ unwindkit_soname(PkgConfig::CAPSTONE capstone capstone_soname capstone_path)
 execute_process(COMMAND dpkg-query -S ${capstone_path} OUTPUT_VARIABLE capstone_owner
                 COMMAND_ERROR_IS_FATAL ANY)
 string(REGEX MATCH "^[^:]+" capstone_package "${capstone_owner}")
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libpython3.11, ${capstone_package}")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gdb | gdb-multiarch, lldb-22")
+# The LLDB plugin links no liblldb (lldb-plugin/CMakeLists.txt): it works in whichever of the
+# release's LLDBs loads it, so they are recommended, not depended on.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libpython${UNWINDKIT_PYTHON_VERSION}, ${capstone_package}")
+list(TRANSFORM UNWINDKIT_LLDB_VERSIONS PREPEND "lldb-" OUTPUT_VARIABLE lldb_packages)
+list(JOIN lldb_packages " | " lldb_packages)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gdb | gdb-multiarch, ${lldb_packages}")
 # postinst/prerm: the GDB plugin's bytecode, made and removed on the installed system.
 set(UNWINDKIT_GDB_DIR ${CPACK_PACKAGING_INSTALL_PREFIX}/${UNWINDKIT_GDB_INSTALL_DIR})
 foreach(script postinst prerm)

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import tempfile
 
-from truth.tools import Skip, need
+from truth.tools import Skip, lldb
 
 CRASH_MARKERS = ("PLEASE submit a bug report", "Stack dump:")
 # The default thread line has no tid; this format gives one to pair threads by.
@@ -47,7 +47,7 @@ class Lldb:
         """`setup`: commands run after the plugin loads, before the target is made;
         `after_target`: the plugin's commands run once the target is made; `env`: variables
         set for LLDB."""
-        self.lldb = need("lldb-22")
+        self.lldb = lldb()
         self.plugin = plugin_path() if plugin else None
         self.setup = list(setup)
         self.after_target = list(after_target) if plugin else []

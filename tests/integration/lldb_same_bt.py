@@ -13,7 +13,7 @@ import re
 import subprocess
 
 from lldb_plugin import CRASH_MARKERS, plugin_path
-from truth.tools import need, side_file_cache
+from truth.tools import lldb, side_file_cache
 
 # Where the oracle copy lives, beside the pair's "intact" and "stripd" folders.
 _FRAME = re.compile(r"^\s*\*?\s*frame #(\d+): (0x[0-9a-fA-F]+) (.*)$")
@@ -33,7 +33,7 @@ def bt_all(exe, core, plugin, object_map=(), timeout=600, plugin_after_target=Fa
     commands = pre + (([create] + load) if plugin_after_target else (load + [create]))
     commands += list(after_target) if plugin else []
     after = ["script print('@@bt')", "bt all"]
-    cmd = [need("lldb-22"), "-b", "-x"]
+    cmd = [lldb(), "-b", "-x"]
     for c in commands + (after if core else ["process launch"]):
         cmd += ["-o", c]
     for c in ([] if core else after):  # batch mode runs these once the process has crashed

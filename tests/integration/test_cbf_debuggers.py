@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """`unwindkit cbf decode|encode` inside GDB and LLDB, on the core of programs/cbf_prog.c.
 
 decode: the program builds a CBF record by hand (not with our encoder) from the addresses of

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """What the CLI's file arguments may be besides a readable file, and a raw section read from a
 pipe. Every command that reads a FILE, given a directory, ends with exit 1 and the system's
 own words for it ("Is a directory"), never a signal: the stream reader threw on a directory and

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """CTF Frame (issue K, #19): sections made by ctf_frame.py from real SFrame v1 sections (by the
 CTF Frame patch's layout, not by our reader) read exactly as their v1 twins.
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """`unwindkit debuginfod` with the real clients and no plugin loaded.
 
 For every truth program (tests/programs, built intact and stripped of symbols and .eh_frame

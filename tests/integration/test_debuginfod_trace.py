@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """`.trace` through `unwindkit debuginfod`, with no plugin loaded: the C and Fortran programs
 of test_trace_debuggers.py (built -g, restated as .trace, then stripped of DWARF and symbols;
 .eh_frame kept, so the debuggers unwind on their own) crash to cores, and a server over the
@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
 from test_debuginfod import Server  # noqa: E402
 from test_trace_debuggers import PROGRAMS, build, compare, gdb_frames, lldb_frames  # noqa: E402
-from truth.tools import Skip, need, run  # noqa: E402
+from truth.tools import Skip, lldb, need, run  # noqa: E402
 
 
 # GDB's source names on the -g build -> the linkage names .trace gives (see above).
@@ -41,7 +41,7 @@ def gdb_bt(exe, core, env=None, early=()):
 
 
 def lldb_bt(exe, core, early=()):
-    cmd = [need("lldb-22"), "-b", "--no-lldbinit"]
+    cmd = [lldb(), "-b", "--no-lldbinit"]
     for c in early:
         cmd += ["-O", c]
     cmd += ["-c", core, exe, "-o", "bt"]

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """scripts/demo's report (issue P): run on this build (UNWINDKIT_BUILD_DIR), it must succeed and
 read well — no line over 100 columns, no tab, none of the shell's crash noise (`Segmentation
 fault`, `core dumped`) — and show GDB, LLDB and the CLI on the same stripped core, each
@@ -29,7 +29,8 @@ def main():
     for noise in ("Segmentation fault", "core dumped", "Aborted"):
         if noise in report or noise in p.stderr:
             problems.append(f"shell noise in the report: {noise!r}")
-    for tool in ("--- unwindkit bt", "--- gdb alone", "--- gdb + plugin", "--- lldb-22 + plugin"):
+    for tool in ("--- unwindkit bt", "--- gdb alone", "--- gdb + plugin",
+                 f"--- lldb-{os.environ.get('UNWINDKIT_LLDB_VERSION', '22')} + plugin"):
         if not any(line.startswith(tool) for line in lines):
             problems.append(f"no block for {tool[4:]!r}")
     verdicts = [line for line in lines if line.startswith("=> ")]

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """GDB plugin with broken tables: the stripped program's .sframe is damaged on disk (one byte
 or field changed at an offset chosen here), then run under GDB to a breakpoint in a leaf with
 the plugin sourced. GDB must stay up, `bt` must still print, and `unwindkit status` must name

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """GDB plugin with tables that decode but fail the strict checks: such a table must be left to
 GDB, so that GDB's own unwinding comes through (found by scripts/hostile: opt_mix with its
 .sframe zeroed from byte 156 on gave 2 frames with the plugin where GDB alone gives 4).

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """The plugin's `unwindkit` commands inside GDB, on the live twin program of test_gdb_live.py
 stopped in its leaf, against tools no one here wrote:
 - `unwindkit sframe dump` prints what `readelf --sframe` prints for the same file;

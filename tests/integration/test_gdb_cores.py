@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """GDB plugin on cores: with unwindkit-gdb.py sourced, GDB on the stripped twin's core must
 give what GDB alone gives on the intact twin's core (the truth):
 - every frame's PC in every thread (`thread apply all bt`, read through GDB's frame API),

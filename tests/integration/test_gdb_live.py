@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """GDB plugin on a live process: the stripped twin runs under GDB to a breakpoint (by address)
 inside a frameless leaf six calls deep; with the plugin's Python unwinder, `bt` there gives the PCs GDB
 alone gives on the intact twin at the same point, and `unwindkit status` shows frames claimed.

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """The core owns every report: the CLI, the GDB plugin and the LLDB plugin print the same text
 for the same input. One program (tests/integration/programs/trace_*.c, `-g -O0 -no-pie`, with
 `.sframe` from `as --gsframe` and `.trace` from `unwindkit trace build`) crashes to a core; a

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """GDB prints the same `thread apply all bt` with the plugin on a copy stripped of `.eh_frame`
 as GDB alone on a copy that kept it (issue H2).
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """The GDB plugin's side-file cache across sessions (gdb-plugin/README.md, "Side files"):
 - the side file is named by the program's build-id, as `readelf -n` prints it;
 - a second session attaches the same file without writing it again (same inode), and has not

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """Hostile data in the debuggers, the quick subset (issue G; the full campaign is
 `scripts/hostile --runs 1000`): 20 runs per debugger from a fixed seed over four programs
 (.sframe mutations, .trace mutations, cores whose stacks loop, and a Mach-O image's
@@ -17,7 +17,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from hostile import campaign, debuggers  # noqa: E402
-from truth.tools import Skip  # noqa: E402
+from truth.tools import Skip, lldb  # noqa: E402
 
 SEED = 20261123
 
@@ -30,7 +30,7 @@ def detector_sees_crashes():
     if not o.crashed:
         problems.append(f"a GDB killed by SIGSEGV was not seen as a crash: {o.output[-300:]}")
     o = debuggers._classify(*debuggers._execute(
-        ["lldb-22", "-b", "-x", "-o", "bogus", "-o", f"script print('{debuggers.ALIVE}')"], 60),
+        [lldb(), "-b", "-x", "-o", "bogus", "-o", f"script print('{debuggers.ALIVE}')"], 60),
         [])
     if not o.crashed:
         problems.append(f"an LLDB batch that stopped early was not seen: {o.output[-300:]}")

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """LLDB plugin with a corrupt .sframe (x86_64): the program keeps its .eh_frame, so LLDB can
 unwind it on its own. For each corruption, with the plugin loaded LLDB must not crash, `bt`
 at a breakpoint must equal LLDB's own `bt` without the plugin (the bad table is not handed

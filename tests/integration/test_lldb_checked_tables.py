@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """LLDB plugin's `unwindkit bt` with tables that decode but fail the strict checks: the core's
 walker, which `unwindkit bt` now is, must not take a single rule from such a table (issue R:
 before, the LLDB walk used every table that decoded), while it still unwinds from the intact

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """The plugin's `unwindkit` commands inside LLDB, on the core of the stripped twin of
 tests/programs/omit_fp.c (x86_64, truth/build.py), against things no one here wrote:
 - `unwindkit sframe dump -m prog` prints what `readelf --sframe` prints for that file (one

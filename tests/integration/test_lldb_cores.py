@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """LLDB plugin on cores, x86_64 and AArch64: every program in tests/programs/ (AArch64 ones
 static, crashed under qemu-aarch64) and the shared fixtures sframe-v2-x86_64 and
 sframe-v2-aarch64. With the plugin, `bt all` on the stripped twin's core must give the PCs

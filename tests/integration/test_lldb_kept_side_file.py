@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """LLDB plugin's side files kept between sessions (issue I): a later session gets the file made
 in an earlier one without remaking or fetching it, and a file rewritten in place never gets a
 file made of its earlier content.

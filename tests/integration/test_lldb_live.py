@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """LLDB plugin on a live process (x86_64): lldb-22 runs the stripped program (no symbols, no
 .eh_frame, .sframe kept) to a breakpoint in a frameless leaf six calls deep; with the plugin,
 `bt` must give the PCs, and `frame select N` + `register read rip rsp rbp` the values, that

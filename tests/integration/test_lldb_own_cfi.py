@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """A module that keeps its `.eh_frame` beside `.sframe` (what `-Wa,--gsframe` leaves, and what a
 distribution's SFrame build ships): LLDB with the plugin must show it as LLDB alone does, and
 must not make it again (issue I: no cost a person would notice).

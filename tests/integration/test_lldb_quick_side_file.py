@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """LLDB plugin, a module too large to wait for (issue I): its first session gets the quick side
 file (no prologue analysis) and the analyzed one is made by a detached process for the
 sessions after.

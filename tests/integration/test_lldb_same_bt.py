@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """Part 1, the prompt. LLDB's `bt all` with the plugin equals, line for line, LLDB alone with
 the `.eh_frame` copy as the executable on the same core (lldb_same_bt.py): every truth
 program, x86_64 (the stripped copy = SFrame v1, its v2 / v2-pcrel / v3 twins, the
@@ -41,7 +41,7 @@ from lldb_same_bt import (  # noqa: E402
     thread_frames)
 from dap_client import core_session  # noqa: E402
 from lldb_plugin import plugin_path  # noqa: E402
-from truth.tools import need, side_file_cache  # noqa: E402
+from truth.tools import lldb, python, side_file_cache  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,7 +69,7 @@ def check_no_server():
     problems = []
     for env, want in ((NO_SERVER, True), (None, False)):
         with tempfile.TemporaryDirectory(prefix="unwindkit-lldb-cache-") as cache:
-            p = subprocess.run([need("lldb-22"), "-b", "-x", "-o", f"plugin load {plugin_path()}",
+            p = subprocess.run([lldb(), "-b", "-x", "-o", f"plugin load {plugin_path()}",
                                 "-o", "unwindkit status"], capture_output=True, text=True,
                                timeout=120,
                                env=dict(os.environ, **(env or {}), UNWINDKIT_CACHE_DIR=cache))
@@ -144,9 +144,9 @@ def check(pair, core, rows):
 
 def sb_frames(exe, core, plugin_when=None, object_map=()):
     """sb_frames.py's lines: THREAD / FRAME pc module`symbol + offset."""
-    lldb_python = subprocess.run([need("lldb-22"), "-P"], capture_output=True, text=True,
+    lldb_python = subprocess.run([lldb(), "-P"], capture_output=True, text=True,
                                  check=True).stdout.strip()
-    cmd = ["/usr/bin/python3.11", os.path.join(HERE, "sb_frames.py"), exe, core]
+    cmd = [python(), os.path.join(HERE, "sb_frames.py"), exe, core]
     if plugin_when:
         cmd += ["--plugin", plugin_path(), "--when", plugin_when]
     for a, b in object_map:
@@ -176,7 +176,7 @@ def dap(exe, core, init=(), post=()):
     """lldb-dap's [[(pc, name), ...] per thread] and {scope: [(name, value), ...]} of the
     first __libc_start_call_main frame."""
     with side_file_cache("unwindkit-lldb-cache-") as cache:
-        session = core_session(need("lldb-dap-22"), exe, core, init, post,
+        session = core_session(lldb("lldb-dap"), exe, core, init, post,
                                env=dict(os.environ, UNWINDKIT_CACHE_DIR=cache),
                                variables_of=lambda f: f.get("name", "").startswith(LIBC_FRAME))
     stacks = [[(int(f["instructionPointerReference"], 16), f.get("name")) for f in frames]
@@ -299,7 +299,7 @@ def main():
                   f"{sum(r[8] for r in rs)} frames past the end, {len(rs)} runs")
     if not rows:
         print("SKIP: no case could run")
-        return 0
+        return truth.tools.SKIP_EXIT
     return 1 if failures else 0
 
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """LLDB plugin on a core whose frame-pointer chain loops (found by scripts/hostile: `unwindkit
 bt` went round the loop until its 100,000-frame limit, rescanning LLDB's frame list at every
 step, and never finished).

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """The Debian package (issue P): scripts/package packages this build (UNWINDKIT_BUILD_DIR),
 lintian finds no error, and `dpkg -x` unpacks it into a throwaway root. Then, from that root:
 - the package holds the CLI, both plugins, the gdbinit.d file, the man page and the docs, and
@@ -17,6 +17,10 @@ lintian finds no error, and `dpkg -x` unpacks it into a throwaway root. Then, fr
   (a temporary HOME), the debugger then loads the plugin from it (`unwindkit status` prints
   the same version), and `--remove` gives back the file byte for byte — with and without a
   final newline, and for a file that did not exist.
+With UNWINDKIT_INSTALL_PACKAGE=1 (the other releases' roots, which are ours to change:
+scripts/test --smoke there), the package is then installed with apt as a user would, and used:
+GDB loads the plugin from /etc/gdb/gdbinit.d by itself and unwinds the same core, and
+`unwindkit setup lldb` makes every LLDB of the release load it; then it is removed again.
 Prints the frame counts per thread: truth, GDB alone, GDB with the package."""
 import os
 import re
@@ -37,11 +41,9 @@ GDB_PLUGIN = "usr/share/unwindkit/gdb/unwindkit-gdb.py"
 LLDB_PLUGIN = "usr/lib/unwindkit/libunwindkit-lldb.so"
 SERVER_LIBRARY = "usr/lib/unwindkit/libunwindkit-debuginfod.so"
 PACKAGED = ("usr/bin/unwindkit", GDB_PLUGIN, "usr/share/unwindkit/gdb/unwindkit_gdb/__init__.py",
-            LLDB_PLUGIN, SERVER_LIBRARY, GDBINIT_D, "usr/share/man/man1/unwindkit.1.gz",
+            LLDB_PLUGIN, LLDB_PLUGIN_PROPER, SERVER_LIBRARY, GDBINIT_D, "usr/share/man/man1/unwindkit.1.gz",
             "usr/share/doc/unwindkit/README.md", "usr/share/doc/unwindkit/ARCHITECTURE.md")
-# Libraries the binaries link (readelf -d NEEDED) or load on first use (Capstone), by the
-# Debian package that holds them.
-DEPENDS = ("libpython3.11", "liblldb-22", "libdw1", "libelf1", "libcapstone4", "libfmt9")
+LLDB_PLUGIN_PROPER = "usr/lib/unwindkit/libunwindkit-lldb-sb.so"
 CASE = "omit_fp"  # -fomit-frame-pointer: GDB alone cannot walk it without .eh_frame
 
 
@@ -65,12 +67,57 @@ def build_package(work):
     return os.path.join(out, debs[0])
 
 
+def owner(library):
+    """The Debian package holding the installed shared library named `library` (a soname or
+    a path), as dpkg says."""
+    if "/" not in library:
+        found = re.search(rf"^\s*{re.escape(library)} \(libc6,x86-64\) => (\S+)$",
+                          truth.run(["ldconfig", "-p"]).stdout, re.MULTILINE)
+        if not found:
+            raise RuntimeError(f"ldconfig knows no {library}")
+        library = found.group(1)
+    for path in (library, os.path.realpath(library)):
+        p = truth.run(["dpkg-query", "-S", path], check=False)
+        if p.returncode == 0:
+            return p.stdout.split(":")[0]
+    raise RuntimeError(f"no package holds {library}")
+
+
+def needed_packages(root):
+    """What the package must depend on, found on this system, not written down: the packages
+    holding every library its ELF files link (readelf -d NEEDED), Capstone (loaded on first
+    use) and the Python the release's GDB embeds (the GDB extension links none)."""
+    sonames = set()
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                if f.read(4) != b"\x7fELF":
+                    continue
+            dynamic = truth.run(["readelf", "-d", path]).stdout
+            sonames.update(re.findall(r"\(NEEDED\)\s+Shared library: \[([^]]+)\]", dynamic))
+    sonames -= {"libc.so.6", "libm.so.6", "libgcc_s.so.1", "libstdc++.so.6",
+                "ld-linux-x86-64.so.2"}  # libc6 and the compiler's runtime: always there
+    packages = {owner(soname) for soname in sonames}
+    gdb = truth.tools.need("gdb")
+    python = re.search(r"libpython[0-9.]+\.so[^ ]*", truth.run(["ldd", gdb]).stdout)
+    capstone = re.search(r"\S*libcapstone\.so\.[0-9]+", truth.run(["ldconfig", "-p"]).stdout)
+    for library in (python, capstone):
+        if library:
+            packages.add(owner(library.group(0)))
+    return packages
+
+
 def check_contents(deb, root):
     problems = [f"the package has no /{path}" for path in PACKAGED
                 if not os.path.isfile(os.path.join(root, path))]
     depends = truth.run(["dpkg-deb", "-f", deb, "Depends"]).stdout
     names = {re.split(r"[ (]", d.strip())[0] for d in depends.replace("|", ",").split(",")}
-    problems += [f"Depends lacks {d}: {depends.strip()}" for d in DEPENDS if d not in names]
+    wanted = needed_packages(root)
+    print(f"Depends: {depends.strip()}")
+    problems += [f"Depends lacks {d}: {depends.strip()}" for d in sorted(wanted - names)]
+    if any(name.startswith("liblldb") for name in names):
+        problems.append(f"Depends names a liblldb, so one LLDB would drag in another: {depends}")
     conffiles = truth.run(["dpkg-deb", "-I", deb, "conffiles"], check=False).stdout
     if f"/{GDBINIT_D}" not in conffiles.split():
         problems.append(f"/{GDBINIT_D} is not a conffile")
@@ -79,9 +126,11 @@ def check_contents(deb, root):
 
 def gdb_frames(gdb, exe, core, init=None):
     """[[pc, ...] per thread] through GDB's frame API (truth/gdb_frames.py), and the output;
-    with `init` (the package's gdbinit.d file), `info unwinder` and `unwindkit status` too."""
-    extra = ["-ix", init, "-ex", "info unwinder", "-ex", "unwindkit status"] if init else []
-    p = truth.run([gdb, "-batch", "-nx", "-iex", "set pagination off", *extra,
+    with `init` (the package's gdbinit.d file, or "system": GDB's own start-up files, where
+    the installed package put it), `info unwinder` and `unwindkit status` too."""
+    files = {None: ["-nx"], "system": []}.get(init, ["-nx", "-ix", init])
+    extra = ["-ex", "info unwinder", "-ex", "unwindkit status"] if init else []
+    p = truth.run([gdb, "-batch", *files, "-iex", "set pagination off", *extra,
                    "-x", os.path.join(TRUTH_DIR, "gdb_frames.py"), exe, core], check=False)
     threads = {}
     for line in p.stdout.splitlines():
@@ -92,15 +141,18 @@ def gdb_frames(gdb, exe, core, init=None):
 
 
 def check_gdb(root, work, version):
+    """GDB with the package's gdbinit.d file, from the unpacked `root`, or installed (root
+    "/": GDB reads the file itself)."""
     problems = []
     with open(os.path.join(root, GDBINIT_D)) as f:
         installed = f.read()
     if f"source /{GDB_PLUGIN}\n" not in installed:
         return [f"/{GDBINIT_D} does not source /{GDB_PLUGIN}:\n{installed}"]
-    # The file as a chroot at `root` would read it.
-    init = os.path.join(work, "unwindkit.gdb")
-    with open(init, "w") as f:
-        f.write(installed.replace("/usr/", f"{root}/usr/"))
+    init = "system"
+    if root != "/":  # the file as a chroot at `root` would read it
+        init = os.path.join(work, "unwindkit.gdb")
+        with open(init, "w") as f:
+            f.write(installed.replace("/usr/", f"{root}/usr/"))
 
     case = next(c for c in truth.cases_for("x86_64") if c.name == CASE)
     pair = truth.build_pair(case, truth.X86_64, work, os.path.join(SOURCE, "tests", "programs"))
@@ -193,10 +245,11 @@ def check_debuginfod(root, unwindkit):
     return problems
 
 
-def check_setup(unwindkit, debugger, plugin, version, work):
-    """`setup` twice, the debugger loading the plugin from the init file, `--remove`."""
+def check_setup(unwindkit, debugger, plugin, version, work, lldb=None):
+    """`setup` twice, the debugger (`lldb`: that LLDB) loading the plugin from the init file,
+    `--remove`."""
     problems = []
-    home = os.path.join(work, f"home-{debugger}")
+    home = os.path.join(work, f"home-{debugger}-{os.path.basename(lldb or '')}")
     os.makedirs(home)
     init = os.path.join(home, {"gdb": ".gdbinit", "lldb": ".lldbinit"}[debugger])
     line = {"gdb": "source ", "lldb": "plugin load "}[debugger] + os.path.realpath(plugin)
@@ -218,7 +271,7 @@ def check_setup(unwindkit, debugger, plugin, version, work):
                             f"lines `{line}`:\n{lines}")
         if original is None:
             if debugger == "lldb":
-                cmd = [truth.tools.need("lldb-22"), "-b", "-o", "unwindkit status"]
+                cmd = [lldb or truth.tools.lldb(), "-b", "-o", "unwindkit status"]
             else:
                 cmd = [truth.tools.need("gdb"), "-batch", "-ex", "unwindkit status"]
             out = truth.run(cmd, env=env, check=False).stdout
@@ -231,6 +284,30 @@ def check_setup(unwindkit, debugger, plugin, version, work):
         if after != (original or b""):
             problems.append(f"setup {debugger} --remove: {init} is {after!r}, was {original!r}")
     return problems
+
+
+def check_installed(deb, work, version):
+    """apt installs the package (its dependencies from the release's archive), GDB and every
+    LLDB of the release use it, and apt removes it again."""
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    p = truth.run(["apt-get", "install", "-y", "-qq", deb], env=env, timeout=900, check=False)
+    if p.returncode != 0:
+        return [f"apt-get install {deb} failed:\n{p.stdout}\n{p.stderr}"]
+    try:
+        status = truth.run(["dpkg-query", "-W", "-f", "${Status}", "unwindkit"]).stdout
+        problems = [] if status == "install ok installed" else [f"after apt: {status}"]
+        print(f"installed with apt: {os.path.basename(deb)}")
+        os.makedirs(os.path.join(work, "installed"))
+        problems += [f"installed: {p}" for p in check_gdb("/", os.path.join(work, "installed"),
+                                                           version)]
+        for v in os.environ.get("UNWINDKIT_LLDB_VERSIONS", "").split():
+            lldb = truth.tools.need(f"lldb-{v}")
+            problems += [f"installed, lldb-{v}: {p}" for p in check_setup(
+                "/usr/bin/unwindkit", "lldb", "/" + LLDB_PLUGIN, version, work, lldb)]
+            print(f"installed: lldb-{v} loads /{LLDB_PLUGIN} through `unwindkit setup lldb`")
+        return problems
+    finally:
+        truth.run(["apt-get", "remove", "-y", "-qq", "unwindkit"], env=env, check=False)
 
 
 def main():
@@ -262,6 +339,8 @@ def main():
         problems += check_setup(os.environ["UNWINDKIT"], "lldb",
                                 os.path.join(build, "lldb-plugin", "libunwindkit-lldb.so"),
                                 version, os.path.join(work, "build-tree"))
+        if os.environ.get("UNWINDKIT_INSTALL_PACKAGE") == "1":
+            problems += check_installed(deb, work, version)
     for p in problems:
         print(f"FAIL {p}")
     print(f"package: {len(problems)} problems")

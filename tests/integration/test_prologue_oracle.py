@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """Analyzer oracle (issue H1): the prologue analyzer's claims against the compiler's CFI.
 
 The project's own core library sources and the test programs (tests/programs/) are built

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """Debugger register truth test (issue 22): with the plugin, every callee-saved register GDB or
 LLDB shows in a caller frame must be the truth's value or be shown unavailable, never wrong.
 
@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
 from truth.frame_values import (  # noqa: E402
     REGISTERS, Tally, compare, dap_shown, dap_values, gdb_values, lldb_values)
-from truth.tools import Skip, need, run, side_file_cache  # noqa: E402
+from truth.tools import Skip, lldb, need, run, side_file_cache  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
 from dap_client import core_registers  # noqa: E402
 from lldb_plugin import Lldb, plugin_path  # noqa: E402
@@ -145,7 +145,7 @@ def dap_rows(pair, intact_core, stripped_core):
     """An editor's Registers view: lldb-dap with the plugin in `initCommands` on the stripped
     copy against lldb-dap alone on the intact copy, with either side file."""
     regs = REGISTERS[pair.arch.name]
-    adapter = need("lldb-dap-22")
+    adapter = lldb("lldb-dap")
     truth_core, detail = lldb_truth_core(pair, intact_core, stripped_core)
     truth_values = dap_values(core_registers(adapter, pair.intact.exe, truth_core, dap_shown),
                               regs)

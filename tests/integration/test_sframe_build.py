@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """`unwindkit sframe build` (issue 19, part 2): SFrame for a program that gas never gave one.
 
 1. Truth. Each program of a subset of tests/programs/ (truth/cases.py; SUBSET below, to keep the

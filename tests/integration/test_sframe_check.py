@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """`unwindkit sframe check` on a real .sframe (gcc -Wa,--gsframe, taken out with objcopy) that
 is corrupted one class at a time: the check must exit 1 and name the corrupted field at the
 byte offset computed here from the layout in shared/notes/formats.md §1 (header 28 bytes,

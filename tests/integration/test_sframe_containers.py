@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """The ELF container in its other shapes: ELF32 and big-endian files carrying .sframe. Their
 `unwindkit sframe dump` must equal GNU readelf --sframe on the same file, `check` must accept
 them, and `lookup` must find each function readelf lists in the linked ones.

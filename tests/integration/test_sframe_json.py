@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """`unwindkit sframe dump --json` and `sframe lookup --json` against readelf --sframe text.
 
 Sections: a gcc -Wa,--gsframe program (read by GNU readelf 2.40 here) and shared vectors, read

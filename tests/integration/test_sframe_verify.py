@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """`unwindkit sframe verify`: on programs gcc builds with -Wa,--gsframe, every SFrame row must
 agree with the DWARF CFI the same assembler wrote (exit 0); after one FRE's CFA offset is
 changed in the file, verify must name that row's address (exit 1). The FRE is found by

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """`.trace` in the debuggers: routine names, files and lines of frames without debug info.
 
 For a C program and a gfortran program (tests/integration/programs/trace_*), each built with

@@ -1,4 +1,4 @@
-#!/usr/bin/python3.11
+#!/usr/bin/env python3
 """Truth test, x86_64: every program in tests/programs/ is built intact and stripped (SFrame
 kept), crashed to cores at the same addresses, and `unwindkit bt` on the stripped core must
 give GDB's frames on the intact core, PC for PC, in every thread. Also runs the shared fixture

@@ -4,7 +4,7 @@ import dataclasses
 import os
 import re
 
-from .tools import need, run
+from .tools import lldb, need, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -61,7 +61,7 @@ def lldb_alone(pair, core, timeout=300):
     # The default thread line has no tid; this format gives one to pair threads by.
     search = [a for d in pair.stripped.search_dirs
               for a in ("-O", f"settings append target.exec-search-paths {d}")]
-    p = run([need("lldb-22"), "-b", *search, "-c", core, pair.stripped.exe, "-o",
+    p = run([lldb(), "-b", *search, "-c", core, pair.stripped.exe, "-o",
              'settings set thread-stop-format "thread #${thread.index}: tid = ${thread.id}\\n"',
              "-o", "thread backtrace all"], timeout=timeout, check=False)
     threads, current = [], None

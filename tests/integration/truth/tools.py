@@ -1,4 +1,5 @@
 """Running external tools with a time limit and readable failures."""
+import os
 import shutil
 import subprocess
 import sys
@@ -37,14 +38,32 @@ def need(tool):
     return path
 
 
+def lldb(tool="lldb"):
+    """The path of the release's LLDB tool (`lldb`, `lldb-dap`) the tests drive: version
+    UNWINDKIT_LLDB_VERSION, which CMake sets from releases.tsv (a test registered for a
+    release's other LLDB gets that one's), or Skip."""
+    return need(f"{tool}-{os.environ.get('UNWINDKIT_LLDB_VERSION', '22')}")
+
+
+def python():
+    """The Python the release's GDB embeds (UNWINDKIT_PYTHON, set by CMake): LLDB's module
+    for the SB-API scripts is built for it too."""
+    return os.environ.get("UNWINDKIT_PYTHON", sys.executable)
+
+
+# CTest's SKIP_RETURN_CODE for every integration test (tests/integration/CMakeLists.txt).
+SKIP_EXIT = 77
+
+
 def exit_with(main):
-    """Exits with a test script's `main()` status: 0 for a Skip (its reason printed), 1 when a
-    tool it waits for runs out of time."""
+    """Exits with a test script's `main()` status: SKIP_EXIT for a Skip (its reason printed),
+    which CTest counts as skipped, never as passed; 1 when a tool it waits for runs out of
+    time."""
     try:
         sys.exit(main())
     except Skip as e:
         print(f"SKIP: {e}")
-        sys.exit(0)
+        sys.exit(SKIP_EXIT)
     except subprocess.TimeoutExpired as e:
         print(f"FAIL: timed out: {e}")
         sys.exit(1)
