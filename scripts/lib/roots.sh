@@ -43,8 +43,8 @@ uk_root_run() {
     mount -t tmpfs tmpfs "$dir/dev/shm" 2>/dev/null || true
     mkdir -p "$dir$tree"; mount --bind "$tree" "$dir$tree"
     # build/ is the release'"'"'s own, kept in its root: the host'"'"'s builds stay untouched.
-    mkdir -p "$dir/var/cache/unwindkit-build" "$dir$tree/build"
-    mount --bind "$dir/var/cache/unwindkit-build" "$dir$tree/build"
+    mkdir -p "$dir/var/cache/unwindkit-build$tree" "$dir$tree/build"
+    mount --bind "$dir/var/cache/unwindkit-build$tree" "$dir$tree/build"
     if [ -n "$shared" ]; then mkdir -p "$dir$shared"; mount --bind "$shared" "$dir$shared"; fi
     exec chroot "$dir" "$@"' _ "$dir" "$tree" "$shared" env -i "${envs[@]}" "$@"
 }
