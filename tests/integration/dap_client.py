@@ -1,5 +1,5 @@
-"""A minimal Debug Adapter Protocol client for lldb-dap over stdio (Content-Length framing,
-then JSON), enough to open a core and read every thread's stack."""
+"""A minimal Debug Adapter Protocol client for lldb-dap and GDB's DAP server over stdio
+(Content-Length framing, then JSON), enough to open a core and read every thread's stack."""
 import json
 import subprocess
 import time
@@ -11,7 +11,9 @@ class DapError(RuntimeError):
 
 class Dap:
     def __init__(self, adapter, env=None, timeout=300):
-        self.proc = subprocess.Popen([adapter], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        """`adapter`: the adapter's path (lldb-dap), or its whole command (`gdb -i=dap ...`)."""
+        command = [adapter] if isinstance(adapter, str) else list(adapter)
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env)
         self.seq = 0
         self.deadline = time.monotonic() + timeout
@@ -27,12 +29,12 @@ class Dap:
 
     def _read(self):
         if time.monotonic() > self.deadline:
-            raise DapError("lldb-dap took too long")
+            raise DapError("the adapter took too long")
         length = None
         while True:
             line = self.proc.stdout.readline()
             if not line:
-                raise DapError("lldb-dap closed its output")
+                raise DapError("the adapter closed its output")
             line = line.strip()
             if not line:
                 break
