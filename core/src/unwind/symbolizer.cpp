@@ -1,6 +1,7 @@
 #include "unwindkit/unwind/symbolizer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (fmt 11 moved it here)
 
 #include <algorithm>
 #include <filesystem>
