@@ -1,16 +1,16 @@
-// What `plugin load libunwindkit-lldb.so` loads: a loader that works in every LLDB from the
-// one the plugin was built against on (UNWINDKIT_LLDB_API_VERSION) up, with no liblldb of its
-// own.
+// What `plugin load libunwindkit-lldb.so` loads: a loader that works in every LLDB the
+// plugin was built for, and newer ones, with no liblldb of its own.
 //
 // Why: each LLDB is its own liblldb (liblldb-19.so.1, liblldb-22.so.1, ...), and a plugin that
 // names one in DT_NEEDED drags that second copy into any other LLDB. The SB API is
-// ABI-stable, so the plugin proper (libunwindkit-lldb-sb.so) is built against the oldest
-// LLDB of the release and names no liblldb: its SB symbols bind to whichever liblldb the
-// process already runs. A Python script or lldb-dap may hold that liblldb with RTLD_LOCAL,
-// where a later dlopen cannot see it, so this loader first makes it global (RTLD_NOLOAD |
-// RTLD_GLOBAL), then opens the plugin proper beside itself with every symbol bound at once
-// (RTLD_NOW: a symbol this LLDB lacks is a load error, not a crash later) and hands it the
-// debugger. It calls no SB API itself; the debugger argument is passed through untouched.
+// ABI-stable, so the plugin proper (libunwindkit-lldb-sb-N.so, one per LLDB N of the release,
+// built against N's headers) names no liblldb: its SB symbols bind to whichever liblldb the
+// process already runs. The loader asks that liblldb its version and opens the newest build
+// it can take. A Python script or lldb-dap may hold the liblldb with RTLD_LOCAL, where a later
+// dlopen cannot see it, so the loader first makes it global (RTLD_NOLOAD | RTLD_GLOBAL), then
+// opens the plugin proper beside itself with every symbol bound at once (RTLD_NOW: a symbol
+// this LLDB lacks is a load error, not a crash later) and hands it the debugger. It calls no
+// SB API but the version string; the debugger argument is passed through untouched.
 #include <dlfcn.h>
 #include <link.h>
 
@@ -25,7 +25,8 @@ namespace {
 // Itanium C++ ABI names them.
 constexpr const char* kInitializeSymbol = "_ZN4lldb16PluginInitializeENS_10SBDebuggerE";
 constexpr const char* kVersionSymbol = "_ZN4lldb10SBDebugger16GetVersionStringEv";
-constexpr const char* kPluginFile = "libunwindkit-lldb-sb.so";
+// The LLDB versions the plugin proper was built for (lldb-plugin/CMakeLists.txt), ascending.
+constexpr int kBuiltFor[] = {UNWINDKIT_LLDB_API_VERSIONS};
 
 // SBDebugger holds a shared_ptr, so it is not trivially copyable and the Itanium C++ ABI
 // (x86_64, AArch64) passes it by address: a caller-owned temporary the callee neither copies
@@ -83,12 +84,18 @@ extern "C" bool unwindkit_lldb_initialize(void* debugger) {
   using Version = const char* (*)();
   const auto version = reinterpret_cast<Version>(dlsym(lldb, kVersionSymbol));
   const int major = major_of(version ? version() : nullptr);
-  if (major < UNWINDKIT_LLDB_API_VERSION) {
-    say("this LLDB (" + std::to_string(major) + ") is older than the LLDB " +
-        std::to_string(UNWINDKIT_LLDB_API_VERSION) + " the plugin was built against");
+  int chosen = 0;
+  for (int built : kBuiltFor)
+    if (built <= major && built > chosen) chosen = built;
+  if (!chosen) {
+    std::string built;
+    for (int v : kBuiltFor) built += (built.empty() ? "" : ", ") + std::to_string(v);
+    say("this LLDB (" + std::to_string(major) + ") is older than every LLDB the plugin was " +
+        "built for (" + built + ")");
     return false;
   }
-  const std::string path = own_folder() + "/" + kPluginFile;
+  const std::string path =
+      own_folder() + "/libunwindkit-lldb-sb-" + std::to_string(chosen) + ".so";
   void* plugin = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!plugin) {
     say(std::string("cannot load the plugin for LLDB ") + std::to_string(major) + ": " +

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "lldb_compat.h"
 #include "module_server.h"
 #include "private_dir.h"
 
@@ -109,7 +110,7 @@ void Installer::sync_all() {
 }
 
 std::vector<lldb::SBModule> Installer::pending(lldb::SBTarget target) const {
-  const lldb::user_id_t id = target.GetGloballyUniqueID();
+  const lldb::user_id_t id = target_id(target);
   std::vector<lldb::SBModule> modules;
   for (uint32_t i = 0; i < target.GetNumModules(); ++i) {
     lldb::SBModule module = target.GetModuleAtIndex(i);
@@ -122,7 +123,7 @@ std::vector<lldb::SBModule> Installer::pending(lldb::SBTarget target) const {
 bool Installer::reload_unserved(lldb::SBTarget target, std::vector<lldb::SBModule>& pending) {
   ModuleServer* server = ModuleServer::instance();
   if (!enabled_) return false;
-  const lldb::user_id_t id = target.GetGloballyUniqueID();
+  const lldb::user_id_t id = target_id(target);
   std::set<std::string> keys;
   for (lldb::SBModule module : pending) {
     const std::string key = module_key(module);
@@ -202,15 +203,15 @@ bool Installer::ours(lldb::SBModule module) {
 
 void Installer::sync(lldb::SBTarget target) {
   if (!target.IsValid()) return;
-  const lldb::user_id_t id = target.GetGloballyUniqueID();
+  const lldb::user_id_t id = target_id(target);
   std::vector<lldb::SBModule> pending = this->pending(target);
   if (pending.empty()) return;
   reload_unserved(target, pending);
   // Reading and converting a large table takes a moment: say so in LLDB's progress display.
-  lldb::SBProgress progress("unwindkit: loading unwind tables", "", pending.size(), debugger_);
+  Progress progress("unwindkit: loading unwind tables", "", pending.size(), debugger_);
   for (lldb::SBModule module : pending) {
     const char* name = module.GetFileSpec().GetFilename();
-    progress.Increment(1, name ? name : "");
+    progress.increment(1, name ? name : "");
     ModuleState& st = state(module);
     auto key = std::make_pair(id, module_key(module));
     // Made with our side file (from the in-process server, or reload_unserved's): with CFI.

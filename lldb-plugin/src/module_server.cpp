@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "detached_maker.h"
+#include "lldb_compat.h"
 #include "module_tables.h"
 #include "private_dir.h"
 #include "unwindkit/bytes.h"
@@ -345,7 +346,7 @@ bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes
     const std::string name = std::filesystem::path(module.path).filename().string();
     lldb::SBDebugger debugger =
         lldb::SBDebugger::FindDebuggerWithID(static_cast<int>(debugger_id));
-    std::optional<lldb::SBProgress> progress;
+    std::optional<Progress> progress;
     if (debugger.IsValid())
       progress.emplace("unwindkit: making unwind info", name.c_str(), debugger);
     server::CacheSource source = server::CacheSource::Made;

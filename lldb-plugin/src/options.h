@@ -2,6 +2,7 @@
 // so options (-m MODULE / --module MODULE, --json) are recognised here.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <span>
 #include <string>

@@ -10,10 +10,13 @@
 #include <lldb/API/LLDB.h>
 
 #include <array>
+#include <cstdint>
 #include <exception>
+#include <string>
 
 #include "commands.h"
 #include "installer.h"
+#include "lldb_compat.h"
 #include "module_server.h"
 
 namespace unwindkit::lldb_plugin {
@@ -48,6 +51,13 @@ namespace lldb {
 bool PluginInitialize(SBDebugger debugger) {
   using namespace unwindkit::lldb_plugin;
   try {
+    // An LLDB older than 22 gets the build for its SB API: say once what that build lacks.
+    if (const std::string missing = missing_features(); !missing.empty()) {
+      lldb::SBFile err = debugger.GetErrorFile();
+      size_t written = 0;
+      if (err.IsValid()) err.Write(reinterpret_cast<const uint8_t*>(missing.data()),
+                                   missing.size(), written);
+    }
     // First: modules that load from now on get their side files as they load, in every client.
     if (ModuleServer* server = ModuleServer::instance()) server->attach(debugger);
     auto* installer = new Installer(debugger);  // lives as long as the process: LLDB never unloads
