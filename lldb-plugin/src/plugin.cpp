@@ -56,7 +56,7 @@ bool PluginInitialize(SBDebugger debugger) {
       lldb::SBFile err = debugger.GetErrorFile();
       size_t written = 0;
       if (err.IsValid()) err.Write(reinterpret_cast<const uint8_t*>(missing.data()),
-                                   missing.size(), written);
+                                   missing.size(), &written);
     }
     // First: modules that load from now on get their side files as they load, in every client.
     if (ModuleServer* server = ModuleServer::instance()) server->attach(debugger);
