@@ -35,18 +35,20 @@ using Initialize = bool (*)(void* debugger);
 
 void say(const std::string& text) { std::fprintf(stderr, "unwindkit: %s\n", text.c_str()); }
 
-// The path of the liblldb this process runs: the loaded object whose file name starts with
-// "liblldb" and that defines the SB API.
+// The path of the liblldb this process runs: the loaded object that defines the SB API's
+// version function. Its file name says nothing sure: Python's `lldb` module is liblldb itself
+// under the name _lldb.cpython-*.so.
 std::string loaded_liblldb() {
   std::string found;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
-        const char* name = info->dlpi_name;
-        const char* base = name ? std::strrchr(name, '/') : nullptr;
-        base = base ? base + 1 : name;
-        if (!base || std::strncmp(base, "liblldb", 7) != 0) return 0;
-        if (std::strncmp(base, "liblldbIntelFeatures", 20) == 0) return 0;
-        *static_cast<std::string*>(data) = name;
+        if (!info->dlpi_name || !*info->dlpi_name) return 0;  // the program itself
+        void* object = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+        void* symbol = object ? dlsym(object, kVersionSymbol) : nullptr;
+        Dl_info where{};
+        if (object) dlclose(object);
+        if (!symbol || !dladdr(symbol, &where) || !where.dli_fname) return 0;
+        *static_cast<std::string*>(data) = where.dli_fname;  // the object defining it
         return 1;
       },
       &found);
