@@ -40,12 +40,13 @@ GDBINIT_D = "etc/gdb/gdbinit.d/unwindkit.gdb"
 GDB_PLUGIN = "usr/share/unwindkit/gdb/unwindkit-gdb.py"
 LLDB_PLUGIN = "usr/lib/unwindkit/libunwindkit-lldb.so"
 SERVER_LIBRARY = "usr/lib/unwindkit/libunwindkit-debuginfod.so"
-PACKAGED = ("usr/bin/unwindkit", GDB_PLUGIN, "usr/share/unwindkit/gdb/unwindkit_gdb/__init__.py",
-            LLDB_PLUGIN, LLDB_PLUGIN_PROPER, SERVER_LIBRARY, GDBINIT_D, "usr/share/man/man1/unwindkit.1.gz",
-            "usr/share/doc/unwindkit/README.md", "usr/share/doc/unwindkit/ARCHITECTURE.md")
 # The plugin proper the loader opens in the release's first LLDB (lldb-plugin/CMakeLists.txt).
 LLDB_PLUGIN_PROPER = ("usr/lib/unwindkit/libunwindkit-lldb-sb-"
                       f"{os.environ.get('UNWINDKIT_LLDB_VERSION', '22')}.so")
+PACKAGED = ("usr/bin/unwindkit", GDB_PLUGIN, "usr/share/unwindkit/gdb/unwindkit_gdb/__init__.py",
+            LLDB_PLUGIN, LLDB_PLUGIN_PROPER, SERVER_LIBRARY, GDBINIT_D,
+            "usr/share/man/man1/unwindkit.1.gz", "usr/share/doc/unwindkit/README.md",
+            "usr/share/doc/unwindkit/ARCHITECTURE.md")
 CASE = "omit_fp"  # -fomit-frame-pointer: GDB alone cannot walk it without .eh_frame
 
 
