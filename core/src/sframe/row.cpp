@@ -27,6 +27,14 @@ Slot default_slot(const Header& h, int32_t word, bool is_ra) {
   return {Slot::Kind::AtCfa, 0, word};
 }
 
+// The CFA offset a row's word stands for: s390x stores it as (offset - 160) / 8, in default
+// and flexible FDEs alike (libsframe's sframe_fre_get_cfa_offset); its RA and FP offsets, and
+// every other ABI's, are stored as they are.
+int64_t cfa_offset(const Header& h, int32_t word) {
+  if (h.abi_arch == kAbiS390xBig) return int64_t{word} * kS390xCfaAlignment + kS390xCfaAdjustment;
+  return word;
+}
+
 // Where a row's fields sit in the section, so that an error points at the byte it names
 // (worked out only for an error).
 struct FreAt {
@@ -56,9 +64,7 @@ Result<Row> interpret_default(const Header& h, const Fre& fre, std::span<const i
     return out;
   }
   const ArchInfo& regs = abi_regs(h.abi_arch);
-  int64_t cfa_off = words[0];
-  if (h.abi_arch == kAbiS390xBig) cfa_off = cfa_off * kS390xCfaAlignment + kS390xCfaAdjustment;
-  row.cfa = {Slot::Kind::InReg, fre.base_sp() ? regs.sp : regs.fp, cfa_off};
+  row.cfa = {Slot::Kind::InReg, fre.base_sp() ? regs.sp : regs.fp, cfa_offset(h, words[0])};
   size_t k = 1;
   if (h.cfa_fixed_ra_offset != kFixedOffsetNone)
     row.ra = {Slot::Kind::Fixed, 0, h.cfa_fixed_ra_offset};
@@ -101,6 +107,7 @@ Result<Row> interpret_flex(const Header& h, const Fre& fre, std::span<const int3
     return out;
   }
   row.cfa = flex_slot(cfa_control, words[1]);
+  row.cfa.offset = cfa_offset(h, words[1]);
   size_t k = 2;
   // RA, then FP: each either one 0 word (padding) or a (control, offset) pair.
   for (Slot* slot : {&row.ra, &row.fp}) {
