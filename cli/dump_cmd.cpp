@@ -56,8 +56,10 @@ int dump_elf(const std::string& path, const elf::ElfFile& f) {
     return kExitDataProblem;
   }
   if (sframe_section) {
-    auto done = sframe::dump(sframe_section->section->data, sframe_section->section->addr,
-                             sframe_section->format, write_stdout);
+    auto bytes = sframe::section_bytes(f, *sframe_section);
+    if (!bytes) return report(path, bytes.error());
+    auto done = sframe::dump(*bytes, sframe_section->section->addr, sframe_section->format,
+                             write_stdout);
     if (!done) return report(path, done.error());
   }
   if (trace_section != nullptr) {

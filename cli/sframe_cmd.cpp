@@ -68,7 +68,12 @@ std::optional<Loaded> load(const Input& in) {
     std::fprintf(stderr, "unwindkit: %s", no_table_text(in.path, {}, sframe::kSectionName).c_str());
     return std::nullopt;
   }
-  l.bytes = found->section->data;
+  auto bytes = sframe::section_bytes(*l.elf, *found);
+  if (!bytes) {
+    print_problem(in, bytes.error());
+    return std::nullopt;
+  }
+  l.bytes = *bytes;
   l.address = found->section->addr;
   l.format = found->format;
   // Unrelocated objects have no addresses to check functions against.

@@ -2,7 +2,8 @@
 // harnesses that hand libelf/libdw bytes of their own making: the ELF header, one PT_LOAD
 // from kImageBase over the headers and every section's bytes, the bytes of each section in
 // the order given (unaligned, from kImageHeaders on, each at kImageBase + its file offset),
-// then .shstrtab and the section headers.
+// then .shstrtab and the section headers. As a relocatable object (ET_REL): no program
+// header, and every section at address 0, as in a compiler's object.
 #pragma once
 
 #include <elf.h>
@@ -23,12 +24,18 @@ inline constexpr size_t kImageHeaders = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
 struct ImageSection {
   std::string_view name;
   std::span<const uint8_t> bytes;
+  uint32_t type = SHT_PROGBITS;  // SHT_PROGBITS sections are SHF_ALLOC
+  uint32_t link = 0;             // sh_link and sh_info: section header indices (1-based)
+  uint32_t info = 0;
+  uint64_t entsize = 0;
 };
 
 // `listed`: the order of the sections' headers after the null one, as indices into
 // `sections` (empty: the order given); .shstrtab's comes last.
 inline std::vector<uint8_t> elf_image(uint16_t machine, std::span<const ImageSection> sections,
-                                      std::span<const size_t> listed = {}) {
+                                      std::span<const size_t> listed = {},
+                                      uint16_t elf_type = ET_EXEC) {
+  const bool object = elf_type == ET_REL;
   std::string names(1, '\0');
   std::vector<uint32_t> name_at;
   for (const ImageSection& s : sections) {
@@ -53,14 +60,14 @@ inline std::vector<uint8_t> elf_image(uint16_t machine, std::span<const ImageSec
   eh.e_ident[EI_CLASS] = ELFCLASS64;
   eh.e_ident[EI_DATA] = ELFDATA2LSB;
   eh.e_ident[EI_VERSION] = EV_CURRENT;
-  eh.e_type = ET_EXEC;
+  eh.e_type = elf_type;
   eh.e_machine = machine;
   eh.e_version = EV_CURRENT;
-  eh.e_phoff = sizeof(Elf64_Ehdr);
+  eh.e_phoff = object ? 0 : sizeof(Elf64_Ehdr);
   eh.e_shoff = sh_at;
   eh.e_ehsize = sizeof(Elf64_Ehdr);
   eh.e_phentsize = sizeof(Elf64_Phdr);
-  eh.e_phnum = 1;
+  eh.e_phnum = object ? 0 : 1;
   eh.e_shentsize = sizeof(Elf64_Shdr);
   eh.e_shnum = static_cast<uint16_t>(count);
   eh.e_shstrndx = static_cast<uint16_t>(count - 1);
@@ -82,9 +89,12 @@ inline std::vector<uint8_t> elf_image(uint16_t machine, std::span<const ImageSec
     const size_t i = listed.empty() ? n : listed[n];
     Elf64_Shdr& s = sh[n + 1];
     s.sh_name = name_at[i];
-    s.sh_type = SHT_PROGBITS;
-    s.sh_flags = SHF_ALLOC;
-    s.sh_addr = kImageBase + data_at[i];
+    s.sh_type = sections[i].type;
+    s.sh_flags = sections[i].type == SHT_PROGBITS ? SHF_ALLOC : 0;
+    s.sh_addr = object ? 0 : kImageBase + data_at[i];
+    s.sh_link = sections[i].link;
+    s.sh_info = sections[i].info;
+    s.sh_entsize = sections[i].entsize;
     s.sh_offset = data_at[i];
     s.sh_size = sections[i].bytes.size();
     s.sh_addralign = 1;

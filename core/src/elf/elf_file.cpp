@@ -15,9 +15,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 
 #include "../huge_pages.h"
+#include "relocations.h"
 
 namespace unwindkit::elf {
 
@@ -26,6 +28,13 @@ struct ElfFile::Handle {
   ~Handle() {
     if (elf) elf_end(elf);
   }
+};
+
+// An object's relocated sections, by index, each made at its first contents() (nullopt:
+// nothing relocates it). A map: one section's bytes stay put while others are added.
+struct ElfFile::Relocated {
+  std::mutex lock;
+  std::map<uint32_t, std::optional<std::vector<uint8_t>>> sections;
 };
 
 // constants.h against <elf.h> (gelf.h includes it).
@@ -262,6 +271,7 @@ Result<ElfFile> ElfFile::parse_image(std::shared_ptr<const void> owner, Bytes im
     return elf_fail(0, "e_ident", "not an ELF file (bad magic)");
 
   f.handle_ = std::make_shared<Handle>();
+  f.relocated_ = std::make_shared<Relocated>();
   // libelf only reads the image in ELF_C_READ mode; the cast is for its C signature.
   f.handle_->elf =
       elf_memory(const_cast<char*>(reinterpret_cast<const char*>(bytes.data())), bytes.size());
@@ -314,6 +324,9 @@ Result<ElfFile> ElfFile::parse_image(std::shared_ptr<const void> owner, Bytes im
     s.offset = sh.sh_offset;
     s.size = sh.sh_size;
     s.addralign = sh.sh_addralign;
+    s.link = sh.sh_link;
+    s.info = sh.sh_info;
+    s.entsize = sh.sh_entsize;
     if (sh.sh_type != SHT_NOBITS && sh.sh_size > 0) {
       if (sh.sh_offset > bytes.size() || sh.sh_size > bytes.size() - sh.sh_offset)
         return elf_fail(eh.e_shoff, fmt::format("section header {} ({})", s.index, s.name),
@@ -346,6 +359,19 @@ const Section* ElfFile::section(std::string_view name) const {
   for (const auto& s : sections_)
     if (s.name == name) return &s;
   return nullptr;
+}
+
+Result<Bytes> ElfFile::contents(const Section& section) const {
+  if (type_ != kTypeRel) return section.data;
+  std::lock_guard<std::mutex> hold(relocated_->lock);
+  auto it = relocated_->sections.find(section.index);
+  if (it == relocated_->sections.end()) {
+    auto relocated = detail::apply_relocations(*this, section);
+    if (!relocated) return tl::unexpected(relocated.error());
+    it = relocated_->sections.emplace(section.index, std::move(*relocated)).first;
+  }
+  if (!it->second) return section.data;
+  return Bytes(*it->second);
 }
 
 std::optional<std::vector<uint8_t>> ElfFile::build_id() const {

@@ -149,8 +149,12 @@ bool Module::has_cfi() {
 std::optional<Module::SectionBytes> Module::sframe_section() {
   auto f = elf();
   if (!f) return std::nullopt;
-  if (const auto found = sframe::find_section(**f))
-    return SectionBytes{found->section->data, found->section->addr, found->format};
+  if (const auto found = sframe::find_section(**f)) {
+    // An object's relocations that cannot be applied leave no table this module can read.
+    auto bytes = sframe::section_bytes(**f, *found);
+    if (!bytes) return std::nullopt;
+    return SectionBytes{*bytes, found->section->addr, found->format};
+  }
   // Without section headers the segment still finds it.
   for (const auto& seg : (*f)->segments())
     if (seg.type == elf::kSegmentGnuSFrame)

@@ -1,6 +1,7 @@
 // ELF container (ELF32/ELF64, either byte order; executables, shared objects, relocatable
 // objects and cores), built on elfutils' libelf. Section contents are borrowed from the file
-// image, which the ElfFile keeps alive; nothing here interprets the sections themselves.
+// image, which the ElfFile keeps alive; nothing here interprets the sections themselves (an
+// object's relocations apart, which contents() applies as readelf does).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,10 @@ struct Section {
   uint64_t offset = 0;  // file offset
   uint64_t size = 0;
   uint64_t addralign = 0;
-  Bytes data;  // empty for SHT_NOBITS
+  uint32_t link = 0;     // sh_link (of a relocation section: its symbol table's index)
+  uint32_t info = 0;     // sh_info (of a relocation section: the index of what it relocates)
+  uint64_t entsize = 0;  // sh_entsize
+  Bytes data;  // the file's bytes, unrelocated (contents() relocates); empty for SHT_NOBITS
 };
 
 struct Segment {
@@ -94,6 +98,11 @@ class ElfFile {
 
   const std::vector<Section>& sections() const { return sections_; }
   const Section* section(std::string_view name) const;
+  // A section's bytes as readelf reads them: in a relocatable object (ET_REL), with the
+  // object's relocations for it applied (relocations.h), kept for the file's lifetime; in
+  // any other file, or a section nothing relocates, its `data`. Every format reader that
+  // may be handed an object reads its table through here.
+  Result<Bytes> contents(const Section& section) const;
   const std::vector<Segment>& segments() const { return segments_; }
   // Notes from PT_NOTE segments (cores, linked images) or SHT_NOTE sections (objects).
   const std::vector<Note>& notes() const { return notes_; }
@@ -108,6 +117,7 @@ class ElfFile {
 
  private:
   struct Handle;
+  struct Relocated;
   static Result<ElfFile> parse_image(std::shared_ptr<const void> owner, Bytes image,
                                      std::string name);
   static Result<ElfFile> open_part(const std::string& path, Contents contents);
@@ -116,6 +126,7 @@ class ElfFile {
   std::shared_ptr<const void> owner_;  // keeps image_'s bytes alive
   Bytes image_;
   std::shared_ptr<Handle> handle_;  // the libelf descriptor that section data points into
+  std::shared_ptr<Relocated> relocated_;  // contents() of relocated sections, made once each
   bool is_64_ = true;
   Endian endian_ = Endian::Little;
   uint16_t machine_ = 0;
