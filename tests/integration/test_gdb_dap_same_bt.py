@@ -96,10 +96,12 @@ def main():
         for case in truth.cases_for("x86_64"):
             try:
                 pair = truth.build_pair(case, truth.X86_64, work, src)
-                cores = {c: truth.make_core(c, truth.X86_64) if mode == "core" else None
-                         for c in (pair.eh_frame, pair.stripped)}
-                want = dap_stacks(gdb, pair.eh_frame, cores[pair.eh_frame], None, env)
-                got = dap_stacks(gdb, pair.stripped, cores[pair.stripped], plugin_path(), env)
+                want_core, got_core = (
+                    (truth.make_core(pair.eh_frame, truth.X86_64),
+                     truth.make_core(pair.stripped, truth.X86_64)) if mode == "core"
+                    else (None, None))
+                want = dap_stacks(gdb, pair.eh_frame, want_core, None, env)
+                got = dap_stacks(gdb, pair.stripped, got_core, plugin_path(), env)
                 row = (case.name, *compare(want, got))
             except Skip as e:
                 print(f"SKIP {case.name}: {e}")

@@ -46,6 +46,7 @@ STATUS_MARK = "@@UNWINDKIT-STATUS"
 # `Thread N (... (LWP 123))` (native), `Thread N (Thread 1.123 (CPU#0 ...))` (qemu's stub).
 _THREAD = re.compile(r"^Thread \d+ \(.*?\b(?:LWP |process |Thread \d+\.)(\d+)\b")
 _THREAD_NUMBER = re.compile(r"^Thread \d+ ")
+_QEMU_PID = re.compile(r"\(Thread \d+\.")
 _FRAME = re.compile(r"^#\d+\s")
 
 
@@ -158,7 +159,9 @@ def threads(lines, folders):
     number = re.compile(r"(?:(?<=LWP )|(?<=\.)|(?<=/)|(?<==))(" + "|".join(rank) + r")\b")
     normalized = []
     for block in sorted(blocks, key=lambda b: int(_THREAD.match(b[0]).group(1))):
-        block[0] = _THREAD_NUMBER.sub("Thread ", block[0])
+        # GDB 16 and later print qemu's stub threads as pid.tid with qemu's own pid (GDB 13:
+        # 1.tid), which each run has anew.
+        block[0] = _QEMU_PID.sub("(Thread <process>.", _THREAD_NUMBER.sub("Thread ", block[0]))
         normalized.append([number.sub(lambda m: rank[m.group(1)], line) for line in block])
     return normalized
 
