@@ -77,9 +77,17 @@ int run_dump(const Input& in, bool lines, bool json) {
   Loaded l;
   auto s = load_decoded(in, l);
   if (!s) return s.error().kind == ErrorKind::Io ? kExitDataProblem : (report(s.error()), kExitDataProblem);
-  const std::string text = json    ? trace::dump_json(*s)
-                           : lines ? trace::dump_lines(*s)
-                                   : trace::dump_text({{in.path, &*s, l.bytes, {}}});
+  // The table list is named: GCC 16 takes a temporary one inside the conditional for a
+  // pointer that may dangle (-Wdangling-pointer).
+  std::string text;
+  if (json) {
+    text = trace::dump_json(*s);
+  } else if (lines) {
+    text = trace::dump_lines(*s);
+  } else {
+    const std::vector<trace::FileTable> files{{in.path, &*s, l.bytes, {}}};
+    text = trace::dump_text(files);
+  }
   write_stdout(text);
   return kExitOk;
 }
