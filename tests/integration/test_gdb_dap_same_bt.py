@@ -58,11 +58,15 @@ def dap_stacks(gdb, build, core, plugin, env, timeout=300):
 
 
 def compare(want, got):
-    """(frames equal, frames of the oracle, threads left out, frames past the end, problems)."""
+    """(frames equal, frames of the oracle, threads left out, frames past the end, problems).
+    DAP lists threads in the order they reach the core, which differs between two runs, and
+    gives no LWP to pair them by: each side's threads are compared in the order of their
+    stacks."""
     equal = total = left_out = past_end = 0
     problems = []
     if len(want) != len(got):
         problems.append(f"{len(got)} threads, the oracle has {len(want)}")
+    want, got = sorted(want), sorted(got)
     for rank, (w, g) in enumerate(zip(want, got)):
         if w[:1] != g[:1]:
             left_out += 1
