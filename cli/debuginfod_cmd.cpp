@@ -69,6 +69,14 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->server.threads, "Requests served at once")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  cmd->add_option("--max-connections", args->server.max_connections,
+                  "Connections open at once; one more is closed as it is accepted")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-client", args->server.max_connections_per_client,
+                  "Connections open at once from one client address")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   cmd->add_option("--max-file-mib", args->max_file_mib, "Larger files are not indexed")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();

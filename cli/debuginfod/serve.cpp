@@ -1,18 +1,72 @@
-// The debuginfod server's run (see serve.h): index the paths, bind, serve.
+// The debuginfod server's run (see serve.h): index the paths, bind, serve until SIGINT/SIGTERM.
 #include "serve.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "../commands.h"
 
+namespace {
+
+std::atomic<unwindkit::server::DebuginfodServer*> running{nullptr};
+
+extern "C" void stop_serving(int) {
+  if (auto* server = running.load()) server->stop();
+}
+
+// Why `dir` cannot be the cache folder, or "" when it can: a file there, or a folder this user
+// cannot write, would leave the server caching nothing and saying nothing.
+std::string unusable_cache(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir, ec))
+    return ec ? ec.message() : std::string("not a folder");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return std::strerror(errno);
+  return "";
+}
+
+// Every connection is a descriptor, and so is every file being sent: the soft limit (often
+// 1,024) would refuse connections the server means to hold.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+}  // namespace
+
 extern "C" int unwindkit_debuginfod_serve(const unwindkit::cli::DebuginfodArgs& args) {
   using namespace unwindkit;
+  namespace fs = std::filesystem;
   // A client hanging up mid-answer must not end the server.
   std::signal(SIGPIPE, SIG_IGN);
+  raise_descriptor_limit();
+  // Without --cache, files are kept in a private folder for this run, removed at exit: a
+  // file being sent is read from disk, so that clients that do not read hold no memory.
+  fs::path cache_dir = args.cache_dir;
+  const bool private_cache = cache_dir.empty();
+  if (private_cache) {
+    std::string pattern = (fs::temp_directory_path() / "unwindkit-debuginfod.XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      fmt::print(stderr, "unwindkit: cannot make a cache folder {}: {}\n", pattern, std::strerror(errno));
+      return cli::kExitDataProblem;
+    }
+    cache_dir = pattern;
+  } else if (const std::string why = unusable_cache(cache_dir); !why.empty()) {
+    fmt::print(stderr, "unwindkit: --cache {}: {}\n", cache_dir.string(), why);
+    return cli::kExitUsage;
+  }
+
   std::vector<std::string> notes;
   server::IndexOptions index_options;
   index_options.max_file_size = args.max_file_mib << 20;
@@ -24,19 +78,30 @@ extern "C" int unwindkit_debuginfod_serve(const unwindkit::cli::DebuginfodArgs& 
   if (args.names != "auto")
     options.names =
         args.names == "lldb" ? debuginfo::FallbackNames::Lldb : debuginfo::FallbackNames::None;
-  std::optional<std::filesystem::path> cache_dir;
-  if (!args.cache_dir.empty()) cache_dir = args.cache_dir;
   server::CacheLimits limits;
   limits.memory = args.memory_mib << 20;
   if (args.cache_max_mib) limits.disk = *args.cache_max_mib << 20;
-  server::DebugFileCache cache(cache_dir, {}, limits);
-  server::DebuginfodServer http(index, cache, options);
-  auto port = http.bind();
-  if (!port) {
-    fmt::print(stderr, "unwindkit: {}\n", port.error().to_string());
-    return cli::kExitUsage;
+  int exit_code = cli::kExitOk;
+  {
+    server::DebugFileCache cache(cache_dir, {}, limits);
+    server::DebuginfodServer http(index, cache, options);
+    auto port = http.bind();
+    if (!port) {
+      fmt::print(stderr, "unwindkit: {}\n", port.error().to_string());
+      exit_code = cli::kExitUsage;
+    } else {
+      fmt::print("listening on {}\n", server::url_of(options.bind, *port));
+      std::fflush(stdout);
+      running = &http;
+      std::signal(SIGINT, stop_serving);
+      std::signal(SIGTERM, stop_serving);
+      if (!http.run()) exit_code = cli::kExitDataProblem;
+      running = nullptr;
+    }
   }
-  fmt::print("listening on http://{}:{}\n", options.bind, *port);
-  std::fflush(stdout);
-  return http.run() ? cli::kExitOk : cli::kExitDataProblem;
+  if (private_cache) {
+    std::error_code ec;
+    fs::remove_all(cache_dir, ec);
+  }
+  return exit_code;
 }

@@ -1,7 +1,7 @@
 // `unwindkit debuginfod`'s server, in a library of its own (libunwindkit-debuginfod.so) that the
-// CLI loads for that command alone: cpp-httplib, with the OpenSSL and brotli libraries it
-// links, took most of every other command's start-up. debuginfod_cmd.cpp parses the command
-// line into DebuginfodArgs and calls the library's one export.
+// CLI loads for that command alone: libmicrohttpd, with the GnuTLS libraries it links, would
+// take a share of every other command's start-up. debuginfod_cmd.cpp parses the command line
+// into DebuginfodArgs and calls the library's one export.
 #pragma once
 
 #include <cstdint>

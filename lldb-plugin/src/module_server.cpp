@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <thread>
+#include <utility>
 
 #include "detached_maker.h"
 #include "lldb_compat.h"
@@ -198,14 +199,12 @@ bool ModuleServer::reserve() {
   std::signal(SIGPIPE, SIG_IGN);
   const int sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (sock < 0) return false;
-  // cpp-httplib binds its listening socket with SO_REUSEPORT too: it takes the port while the
-  // reservation still holds it, so no other socket can take it in between.
-  const int yes = 1;
+  // Bound, not listened on: a connection to it is refused until listen() hands this very
+  // socket to the server, so no other socket can take the port in between.
   sockaddr_in address{};
   address.sin_family = AF_INET;
   socklen_t length = sizeof address;
   if (::inet_pton(AF_INET, kHost, &address.sin_addr) != 1 ||
-      ::setsockopt(sock, SOL_SOCKET, SO_REUSEPORT, &yes, sizeof yes) != 0 ||
       ::bind(sock, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
       ::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
     ::close(sock);
@@ -229,13 +228,12 @@ void ModuleServer::listen() {
     options.refusal_bodies = false;
     // LLDB has the module it asks about: its file is never sent back to it.
     options.executables = false;
+    options.listen_fd = std::exchange(reserved_socket_, -1);  // the server's from here
     http_ = std::make_unique<server::DebuginfodServer>(
         [this](std::string_view id) { return find(id); }, cache_, options);
     // Not listening, LLDB's requests are refused as before: the command-override path still
-    // installs side files.
-    if (http_->bind()) std::thread([this] { http_->run(); }).detach();
-    ::close(reserved_socket_);
-    reserved_socket_ = -1;
+    // installs side files. The server serves on threads of its own.
+    static_cast<void>(http_->bind());
   });
 }
 

@@ -7,13 +7,13 @@
 #include "unwindkit/server/folder_budget.h"
 #include "unwindkit/sframe/elf_section.h"
 #include "unwindkit/trace/constants.h"
-#include "whole_file.h"
+#include "unwindkit/server/sealed_file.h"
 
 namespace unwindkit::server {
 namespace {
 
 // Bumped whenever synthesized files change, so stale disk entries are not reused.
-constexpr int kFormat = 6;
+constexpr int kFormat = 7;  // 7: sealed (sealed_file.h)
 constexpr const char* kFileSuffix = ".debug";
 constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the reason
 constexpr const char* kChanged = "the file changed since it was indexed";
@@ -119,10 +119,20 @@ std::optional<std::filesystem::path> DebugFileCache::stored(const IndexedModule&
     return hashed ? stored(*hashed, names, kind) : std::nullopt;
   }
   auto path = *dir_ / (key(module, named(names, kind)) + kFileSuffix);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  if (!open_sealed(path, SealCheck::Shape)) return std::nullopt;
   mark_used(path);
   return path;
+}
+
+Result<SealedFile> DebugFileCache::open_stored(const IndexedModule& module,
+                                               debuginfo::FallbackNames names, FileKind kind) const {
+  if (!dir_) return fail(ErrorKind::NotFound, "cache", 0, module.build_id, "no cache folder");
+  if (module.content_hash.empty() && kind == FileKind::Analyzed)
+    return fail(ErrorKind::NotFound, "cache", 0, module.build_id, "not hashed");
+  const auto path = *dir_ / (key(module, named(names, kind)) + kFileSuffix);
+  auto file = open_sealed(path, SealCheck::Hash);
+  if (file) mark_used(path);
+  return file;
 }
 
 void DebugFileCache::remove(const IndexedModule& module, debuginfo::FallbackNames names,
@@ -134,14 +144,15 @@ void DebugFileCache::remove(const IndexedModule& module, debuginfo::FallbackName
 
 std::optional<CachedFile> DebugFileCache::load(const std::string& key) const {
   if (!dir_) return std::nullopt;
-  std::vector<uint8_t> bytes;
-  if (const auto path = *dir_ / (key + kFileSuffix); read_whole(path, bytes)) {
+  // A file that is not as this server sealed it (a link, another user's, truncated, altered)
+  // is not used: the file is made again and written over it.
+  if (const auto path = *dir_ / (key + kFileSuffix); auto bytes = read_sealed(path)) {
     mark_used(path);
-    return CachedFile{std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), ""};
+    return CachedFile{std::make_shared<const std::vector<uint8_t>>(std::move(*bytes)), ""};
   }
-  if (std::string note; read_whole(*dir_ / (key + kNothingSuffix), note)) {
-    mark_used(*dir_ / (key + kNothingSuffix));
-    return CachedFile{nullptr, note};
+  if (const auto path = *dir_ / (key + kNothingSuffix); auto note = read_sealed(path)) {
+    mark_used(path);
+    return CachedFile{nullptr, std::string(note->begin(), note->end())};
   }
   return std::nullopt;
 }
@@ -149,9 +160,9 @@ std::optional<CachedFile> DebugFileCache::load(const std::string& key) const {
 void DebugFileCache::store(const std::string& key, const CachedFile& file) const {
   if (!dir_) return;
   const auto path = *dir_ / (key + (file.bytes ? kFileSuffix : kNothingSuffix));
-  write_atomically(path, file.bytes ? std::string_view(reinterpret_cast<const char*>(file.bytes->data()),
-                                                      file.bytes->size())
-                                    : std::string_view(file.note));
+  write_sealed(path, file.bytes ? std::span<const uint8_t>(*file.bytes)
+                                : std::span(reinterpret_cast<const uint8_t*>(file.note.data()),
+                                            file.note.size()));
   if (limits_.disk) trim_folder(*dir_, *limits_.disk, {kFileSuffix, kNothingSuffix}, path);
 }
 

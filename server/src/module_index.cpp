@@ -3,12 +3,14 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <nettle/sha2.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -19,47 +21,13 @@
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/server/folder_budget.h"
 #include "unwindkit/unwind/core_file.h"
+#include "sha256.h"
 #include "whole_file.h"
 
 namespace unwindkit::server {
 namespace {
 
 constexpr size_t kMinBuildIdHex = 2, kMaxBuildIdHex = 128;
-
-std::string hex(const uint8_t* data, size_t size) {
-  std::string out;
-  out.reserve(size * 2);
-  for (size_t i = 0; i < size; ++i) fmt::format_to(std::back_inserter(out), "{:02x}", data[i]);
-  return out;
-}
-
-// Nettle's SHA-256, not OpenSSL's: OpenSSL 3 builds its provider's whole algorithm table on
-// the first digest a process asks for, 1.2 ms (3 M instructions inside LLDB) before the first
-// byte is hashed, in every debugger session that indexes a module.
-// Read a share at a time, not whole: the file's pages are copied through one small buffer
-// instead of each being given memory of its own (a 76 MB module's read took 0.05 s, in LLDB
-// while its loading thread waits).
-std::optional<std::string> sha256_of_file(const std::string& path, uint64_t size) {
-  constexpr size_t kShare = size_t{1} << 20;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  const std::unique_ptr<uint8_t[]> share(new uint8_t[kShare]);
-  sha256_ctx context;
-  sha256_init(&context);
-  uint64_t done = 0;
-  for (;;) {
-    const ssize_t n = ::read(fd, share.get(), kShare);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    sha256_update(&context, static_cast<size_t>(n), share.get());
-    done += static_cast<uint64_t>(n);
-  }
-  ::close(fd);
-  if (done != size) return std::nullopt;  // changed while read
-  uint8_t digest[SHA256_DIGEST_SIZE];
-  sha256_digest(&context, sizeof digest, digest);
-  return hex(digest, sizeof digest);
-}
 
 // What tells one version of a file from another without reading it.
 struct FileIdentity {
@@ -122,8 +90,8 @@ void remember(const std::filesystem::path& dir, const FileIdentity& id,
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   const auto path = memo_path(dir, id);
-  write_atomically(path, fmt::format("{} {} {}\n", memo_times(id), module.build_id,
-                                     module.content_hash));
+  write_atomically(path, {fmt::format("{} {} {}\n", memo_times(id), module.build_id,
+                                      module.content_hash)});
   trim_folder(dir, kMemoBytes, {""}, path);  // the folder holds memos alone
 }
 
@@ -155,9 +123,18 @@ bool unchanged(const IndexedModule& module) {
          id.ctime_ns == module.ctime_ns;
 }
 
-bool read_indexed_file(const IndexedModule& module, std::string& out) {
-  // A short read is a file changed under us.
-  return unchanged(module) && read_whole(module.path, out) && out.size() == module.size;
+Result<UniqueFd> open_indexed_file(const IndexedModule& module) {
+  UniqueFd fd(::open(module.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) return fail(ErrorKind::Io, "index", 0, module.build_id, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_dev) != module.device ||
+      static_cast<uint64_t>(st.st_ino) != module.inode ||
+      static_cast<uint64_t>(st.st_size) != module.size ||
+      nanoseconds(st.st_mtim) != module.mtime_ns || nanoseconds(st.st_ctim) != module.ctime_ns)
+    return fail(ErrorKind::Io, "index", 0, module.build_id, "the file changed since it was indexed");
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
 }
 
 const IndexedModule* ModuleIndex::find(std::string_view build_id) const {
@@ -165,19 +142,47 @@ const IndexedModule* ModuleIndex::find(std::string_view build_id) const {
   return it == by_id_.end() ? nullptr : &it->second;
 }
 
-void ModuleIndex::add_file(const std::string& path, bool from_core,
+void ModuleIndex::add_file(const std::string& given, const std::vector<uint8_t>* core_build_id,
                            std::vector<std::string>& notes) {
+  // The symlink rule (docs/debuginfod.md): a path given is taken as it resolves now, and the
+  // file is then served only at that path, never through a link; a file a core names is
+  // taken only at the path the kernel recorded, which has no link in it.
+  std::string path = given;
+  char real[PATH_MAX];
+  if (::realpath(given.c_str(), real) == nullptr) return;
+  if (core_build_id != nullptr && path != real) {
+    notes.push_back(fmt::format("{}: skipped, a file a core names is not followed through a "
+                                "symlink (it resolves to {})", given, real));
+    return;
+  }
+  path = real;
   FileIdentity id;
   if (!stat_file(path, id) || !looks_like_elf(path)) return;
   if (id.size > options_.max_file_size) {
     notes.push_back(fmt::format("{}: skipped, {} bytes is over the limit", path, id.size));
     return;
   }
+  // A file a core names is the one the process mapped only if it has the build-id the core's
+  // copy of its first page records: another file at that path now is not indexed.
+  auto from_the_core = [&](const std::string& build_id) {
+    if (core_build_id == nullptr) return true;
+    if (core_build_id->empty())
+      notes.push_back(fmt::format("{}: skipped, the core records no build-id for it", path));
+    else if (to_hex(*core_build_id) != build_id)
+      notes.push_back(fmt::format("{}: skipped, build-id {} is not the {} the core records", path,
+                                  build_id, to_hex(*core_build_id)));
+    else
+      return true;
+    return false;
+  };
   if (options_.memo_dir) {
-    if (auto known = recall(*options_.memo_dir, id))
-      return add_module({path, known->first, known->second, id.size, id.mtime_ns, id.ctime_ns,
-                         id.device, id.inode},
-                        notes);
+    if (auto known = recall(*options_.memo_dir, id)) {
+      if (from_the_core(known->first))
+        add_module({path, known->first, known->second, id.size, id.mtime_ns, id.ctime_ns,
+                    id.device, id.inode},
+                   notes);
+      return;
+    }
   }
   auto file = elf::ElfFile::open(path, elf::ElfFile::Contents::Headers);
   if (!file) {
@@ -185,20 +190,20 @@ void ModuleIndex::add_file(const std::string& path, bool from_core,
     return;
   }
   if (file->type() == elf::kTypeCore) {
-    if (from_core) return;
+    if (core_build_id != nullptr) return;
     auto core = unwind::CoreFile::open(path);
     if (!core) {
       notes.push_back(fmt::format("{}: core skipped, {}", path, core.error().to_string()));
       return;
     }
     for (const unwind::MappedFile& mapped : core->mapped_files())
-      if (!mapped.resolved.empty()) add_file(mapped.resolved, true, notes);
+      if (!mapped.resolved.empty()) add_file(mapped.resolved, &mapped.core_build_id, notes);
     return;
   }
   if (file->type() != elf::kTypeExec && file->type() != elf::kTypeDyn) return;
   auto build_id = file->build_id();
-  if (!build_id || build_id->empty()) return;
-  IndexedModule module{path,        hex(build_id->data(), build_id->size()), "", id.size,
+  if (!build_id || build_id->empty() || !from_the_core(to_hex(*build_id))) return;
+  IndexedModule module{path,        to_hex(*build_id), "", id.size,
                        id.mtime_ns, id.ctime_ns, id.device, id.inode};
   if (!options_.hash_later) {
     auto with_hash = with_content_hash(std::move(module), options_.memo_dir);
@@ -228,9 +233,10 @@ std::optional<IndexedModule> with_content_hash(IndexedModule module,
   // Hashed between two looks at the file's identity: a file written meanwhile is not hashed
   // as the version indexed.
   if (!unchanged(module)) return std::nullopt;
-  std::optional<std::string> hash = sha256_of_file(module.path, module.size);
+  const UniqueFd fd(::open(module.path.c_str(), O_RDONLY | O_CLOEXEC));
+  const std::optional<Sha256> hash = fd ? sha256_of_fd(fd.get(), module.size) : std::nullopt;
   if (!hash || !unchanged(module)) return std::nullopt;
-  module.content_hash = std::move(*hash);
+  module.content_hash = to_hex(*hash);
   if (memo_dir)
     remember(*memo_dir, {module.size, module.mtime_ns, module.ctime_ns, module.device, module.inode},
              module);
@@ -253,14 +259,17 @@ ModuleIndex ModuleIndex::scan(const std::vector<std::string>& paths, const Index
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
       if (!fs::exists(path, ec)) notes.push_back(fmt::format("{}: no such file", path));
-      index.add_file(path, false, notes);
+      index.add_file(path, nullptr, notes);
       continue;
     }
-    // Symlinked folders are not followed: a link cycle cannot make the scan endless.
+    // Links in a folder are not followed, to folders (a link cycle cannot make the scan
+    // endless) or to files (a link planted in a fleet's build folder cannot bring in a file
+    // from elsewhere): as elfutils' debuginfod without -L.
     for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec),
          end;
          !ec && it != end; it.increment(ec))
-      if (it->is_regular_file(ec)) index.add_file(it->path().string(), false, notes);
+      if (!it->is_symlink(ec) && it->is_regular_file(ec))
+        index.add_file(it->path().string(), nullptr, notes);
     if (ec) notes.push_back(fmt::format("{}: {}", path, ec.message()));
   }
   return index;

@@ -1,66 +1,54 @@
-// Whole-file reads and writes (see whole_file.h).
+// Files written whole (see whole_file.h).
 #include "whole_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
-#include <fstream>
+
+#include "unwindkit/server/unique_fd.h"
 
 namespace unwindkit::server {
-
 namespace {
 
-// Sized from fstat and read with read(2): a stream iterator copies a 100 MB file a byte at a
-// time (0.7 s of a cached LLDB session).
-template <typename Bytes>
-bool read_whole_into(const std::filesystem::path& path, Bytes& out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat st {};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (ok) {
-    out.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < out.size()) {
-      const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    out.resize(done);  // a file shortened under us: what is there (its readers check sizes)
+// Names tried for the temporary file before giving up (each taken one was planted, or is
+// another writer's).
+constexpr int kTemporaryNames = 8;
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
   }
-  ::close(fd);
-  return ok;
+  return true;
 }
 
 }  // namespace
 
-bool read_whole(const std::filesystem::path& path, std::string& out) {
-  return read_whole_into(path, out);
-}
-
-bool read_whole(const std::filesystem::path& path, std::vector<uint8_t>& out) {
-  return read_whole_into(path, out);
-}
-
-void write_atomically(const std::filesystem::path& path, std::string_view bytes) {
+bool write_atomically(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces) {
   // A name no other writer uses: other processes have other pids, other writes here other
   // counts. (Not a hash of the bytes: a side file's took 10 ms of a debugger's wait.)
   static std::atomic<uint64_t> writes{0};
-  auto tmp = path;
-  tmp += fmt::format(".tmp{}.{}", ::getpid(), writes.fetch_add(1));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return;
+  for (int attempt = 0; attempt < kTemporaryNames; ++attempt) {
+    auto tmp = path;
+    tmp += fmt::format(".tmp{}.{}", ::getpid(), writes.fetch_add(1));
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!fd && errno == EEXIST) continue;
+    if (!fd) return false;
+    bool ok = true;
+    for (std::string_view piece : pieces) ok = ok && write_all(fd.get(), piece);
+    fd.reset();
+    std::error_code ec;
+    if (ok) std::filesystem::rename(tmp, path, ec);
+    if (!ok || ec) std::filesystem::remove(tmp, ec);
+    return ok && !ec;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+  return false;
 }
 
 }  // namespace unwindkit::server

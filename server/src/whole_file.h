@@ -1,20 +1,17 @@
-// Whole-file reads and writes shared by the server's caches (synthesized files, the index's
+// Files written whole, shared by the server's caches (sealed synthesized files, the index's
 // memo of content hashes).
 #pragma once
 
-#include <cstdint>
 #include <filesystem>
-#include <string>
+#include <initializer_list>
 #include <string_view>
-#include <vector>
 
 namespace unwindkit::server {
 
-// The whole file in one read; false when it cannot be opened or read.
-bool read_whole(const std::filesystem::path& path, std::string& out);
-bool read_whole(const std::filesystem::path& path, std::vector<uint8_t>& out);
-
-// Written under a temporary name and renamed: a reader (or a restart) never sees half a file.
-void write_atomically(const std::filesystem::path& path, std::string_view bytes);
+// `pieces`, one after the other, written under a temporary name and renamed: a reader (or a
+// restart) never sees half a file. The temporary file is made with O_EXCL|O_NOFOLLOW: a file
+// or link planted at its name is neither followed nor overwritten (another name is tried).
+// False when it could not be written.
+bool write_atomically(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces);
 
 }  // namespace unwindkit::server

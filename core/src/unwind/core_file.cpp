@@ -197,7 +197,7 @@ void CoreFile::Impl::place_executable(const CoreOptions& o) {
   for (const auto& seg : exe->segments()) {
     if (seg.type != elf::kSegmentLoad || seg.filesz == 0) continue;
     mapped.push_back(MappedFile{seg.vaddr + bias, seg.vaddr + bias + seg.filesz, seg.offset,
-                                o.executable, o.executable});
+                                o.executable, o.executable, {}});
   }
 }
 
@@ -240,11 +240,13 @@ void CoreFile::Impl::resolve_mapped_files(const CoreOptions& o) {
 
   // A file found on disk must be the one the process had: compare build-ids where the core
   // kept the file's first page.
+  std::map<std::string, std::vector<uint8_t>> core_build_ids;  // by recorded path
   std::set<std::string> checked;
   for (const auto& m : mapped) {
     if (m.resolved.empty() || m.file_offset != 0 || !checked.insert(m.resolved).second) continue;
     const auto in_core = core_copy_build_id(memory, m.start, elf.endian());
     if (!in_core) continue;
+    core_build_ids[m.path] = *in_core;
     std::optional<std::vector<uint8_t>> on_disk;
     if (const auto& image = images[m.resolved])
       if (auto f = elf::ElfFile::parse(*image, m.resolved)) on_disk = f->build_id();
@@ -253,6 +255,8 @@ void CoreFile::Impl::resolve_mapped_files(const CoreOptions& o) {
                                      hex(*in_core), m.resolved,
                                      on_disk ? hex(*on_disk) : std::string("none")));
   }
+  for (auto& m : mapped)
+    if (auto it = core_build_ids.find(m.path); it != core_build_ids.end()) m.core_build_id = it->second;
 }
 
 CoreFile::CoreFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -31,6 +31,9 @@ struct MappedFile {
   uint64_t file_offset = 0;  // byte offset in the file of `start`
   std::string path;          // as recorded in the core
   std::string resolved;      // where it was found on this machine ("" if not found)
+  // The build-id in the core's copy of the file's ELF header page (of the mapping at file
+  // offset 0, for every mapping of the file); empty when the core kept no such page.
+  std::vector<uint8_t> core_build_id;
 };
 
 struct CoreOptions {

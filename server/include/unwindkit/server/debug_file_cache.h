@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "unwindkit/debuginfo/synthesize.h"
+#include "unwindkit/server/sealed_file.h"
 #include "unwindkit/server/module_index.h"
 
 namespace unwindkit::server {
@@ -71,6 +72,10 @@ class DebugFileCache {
   std::optional<std::filesystem::path> stored(const IndexedModule& module,
                                               debuginfo::FallbackNames names,
                                               FileKind kind = FileKind::Analyzed) const;
+  // The kept file for `module` opened for sending, its bytes checked against their seal
+  // (sealed_file.h): what the server streams from disk instead of from memory.
+  Result<SealedFile> open_stored(const IndexedModule& module, debuginfo::FallbackNames names,
+                                 FileKind kind = FileKind::Analyzed) const;
   // Whether the folder may hold the analyzed file of `module`, named as `names` says: whether
   // it holds one of its build-id for any content. Looked at before hashing a module indexed
   // without its hash (IndexOptions::hash_later) to find its own.

@@ -1,6 +1,7 @@
 // The debuginfod HTTP front: GET /buildid/<id>/debuginfo (a synthesized debug file) and
 // /buildid/<id>/executable (the indexed file itself), one log line per request on stderr.
-// cpp-httplib does the HTTP; this file only routes and bounds.
+// libmicrohttpd does the HTTP (connection_model.h says how clients are bounded); this file
+// routes, answers and bounds.
 #pragma once
 
 #include <cstddef>
@@ -23,10 +24,16 @@ struct ServerOptions {
   std::optional<debuginfo::FallbackNames> names;
   std::string bind = "127.0.0.1";
   int port = 8002;      // 0: any free port
-  size_t threads = 16;  // requests served at once
+  // A socket bound already, listened on instead of binding `bind`:`port` (the LLDB plugin's
+  // reserved port); the server owns it from then on. -1: none.
+  int listen_fd = -1;
+  size_t threads = 16;  // answers made at once (off the event loop: connections wait for none)
+  // Connections open at once, in all and from one client address; one past either is closed
+  // as it is accepted. Each costs at most kConnectionMemory of this process's memory.
+  size_t max_connections = 1024;
+  size_t max_connections_per_client = 256;
   bool log_requests = true;  // one line per request on stderr (not inside a debugger)
-  // A refusal's reason also as its body (text/plain, which cpp-httplib compresses with brotli
-  // for every client that accepts it: 0.3 ms a refusal). The log line has it either way.
+  // A refusal's reason also as its body (text/plain). The log line has it either way.
   bool refusal_bodies = true;
   // `/buildid/ID/executable`: the indexed module's own file, for a client that lacks it (a
   // fleet's). false: refused, for a server inside the debugger that has every module it asks
@@ -39,16 +46,22 @@ struct ServerOptions {
 // threads at once: an index that grows while serving locks inside.
 using ModuleFinder = std::function<std::optional<IndexedModule>(std::string_view build_id)>;
 
+// http://ADDRESS:PORT, an IPv6 address in brackets (http://[::1]:8002).
+std::string url_of(const std::string& address, int port);
+
 class DebuginfodServer {
  public:
   DebuginfodServer(const ModuleIndex& index, DebugFileCache& cache, ServerOptions options);
   DebuginfodServer(ModuleFinder find, DebugFileCache& cache, ServerOptions options);
   ~DebuginfodServer();
 
-  // Binds the socket; returns the port bound.
+  // Binds the socket (or listens on options.listen_fd) and starts serving on threads of its
+  // own; returns the port bound.
   Result<int> bind();
-  // Serves until stop(); false if it could not.
+  // Waits until stop(); false if the server never started.
   bool run();
+  // Ends run(): safe to call from a signal handler (one write to a pipe). The connections
+  // close when the server is destroyed.
   void stop();
 
  private:

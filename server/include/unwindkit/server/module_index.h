@@ -11,6 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "unwindkit/error.h"
+#include "unwindkit/server/unique_fd.h"
+
 namespace unwindkit::server {
 
 struct IndexedModule {
@@ -53,14 +56,17 @@ class ModuleIndex {
 
   // Indexes one more file (a core: the files it mapped), as scan() does each file it finds.
   void add_file(const std::string& path, std::vector<std::string>& notes) {
-    add_file(path, false, notes);
+    add_file(path, nullptr, notes);
   }
   // The module of `build_id` with its content hash, hashed now if it was indexed without
   // (IndexOptions::hash_later); nullptr when not indexed, or changed since.
   const IndexedModule* hashed(std::string_view build_id);
 
  private:
-  void add_file(const std::string& path, bool from_core, std::vector<std::string>& notes);
+  // `core_build_id`: the file is one a core names, with the build-id the core records for it
+  // (empty: none); nullptr: a file given or found in a folder.
+  void add_file(const std::string& path, const std::vector<uint8_t>* core_build_id,
+                std::vector<std::string>& notes);
   void add_module(const IndexedModule& module, std::vector<std::string>& notes);
 
   IndexOptions options_;
@@ -76,8 +82,9 @@ bool unchanged(const IndexedModule& module);
 std::optional<IndexedModule> with_content_hash(IndexedModule module,
                                                const std::optional<std::filesystem::path>& memo_dir);
 
-// The whole file, or nothing when it cannot be read or has changed since it was indexed.
-bool read_indexed_file(const IndexedModule& module, std::string& out);
+// The indexed file opened for sending: not through a symlink, and the very file indexed
+// (device, inode, size and times), or an error saying why not.
+Result<UniqueFd> open_indexed_file(const IndexedModule& module);
 
 // A build-id as a URL gives it, lowercased; empty when it is not 1 to 64 bytes of hex.
 std::string normalize_build_id(std::string_view text);
