@@ -180,8 +180,10 @@ def check_gdb(root, work, version):
         extra = len(got[rank]) - len(w) if rank < len(got) else 0
         if extra > 0:
             problems.append(f"GDB with the package: thread {rank} has {extra} frames past the end")
-    if sum(map(len, got)) <= sum(map(len, alone)):
-        problems.append("GDB with the package finds no more frames than GDB alone")
+    # The case proves the package only where GDB alone misses the truth (it may also walk
+    # past it into garbage, where libc's debug info lets its heuristics go on).
+    if not frame_differences(want, alone):
+        problems.append("GDB alone already gives the truth's frames: the case proves nothing")
     return problems
 
 
