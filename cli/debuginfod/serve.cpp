@@ -29,7 +29,13 @@ std::string unusable_cache(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir, ec);
   if (!std::filesystem::is_directory(dir, ec))
     return ec ? ec.message() : std::string("not a folder");
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) return std::strerror(errno);
+  // Written to, not asked about: root passes access(2) on a folder it still cannot write
+  // (a read-only mount, /proc).
+  std::string probe = (dir / ".unwindkit-probe.XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) return fmt::format("cannot write there: {}", std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
   return "";
 }
 
