@@ -7,8 +7,9 @@ its own functions, so its own build-id; stripped of `.eh_frame`, which a synthes
 would leave to the module), serves them with a disk cache, and has CLIENTS
 (default 200) concurrent clients fetch REQUESTS (default 20) debuginfo files each, at random
 across the modules, one connection per request as debuginfod-find makes. Half-way the server
-is stopped and started again over the same cache folder. Prints requests/s and latency
-percentiles, and fails unless there were no errors, every module was synthesized exactly once
+is stopped and started again over the same cache folder; then the restarted server takes the
+same load again with one kept-alive connection per client. Prints requests/s, latency
+percentiles and the server's peak RSS for both side by side, with their ratios, and fails unless there were no errors, every module was synthesized exactly once
 in the first run and none was synthesized again after the restart (its log says so: each
 request's line ends "made", "memory" or "disk")."""
 import http.client
@@ -61,18 +62,23 @@ class Server:
                                        daemon=True)
         self.reader.start()
 
+    def peak_rss_mib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) / 1024
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
         self.reader.join(timeout=30)
 
 
-def load(port, ids, clients, requests, deadline):
+def load(port, ids, clients, requests, deadline, keep_alive=False):
     latencies, errors = [], []
     lock = threading.Lock()
 
     def client(seed):
         rng = random.Random(seed)
+        kept = http.client.HTTPConnection("127.0.0.1", port, timeout=60) if keep_alive else None
         for _ in range(requests):
             if time.monotonic() > deadline:
                 with lock:
@@ -81,11 +87,13 @@ def load(port, ids, clients, requests, deadline):
             bid = rng.choice(ids)
             start = time.monotonic()
             try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-                conn.request("GET", f"/buildid/{bid}/debuginfo", headers={"Connection": "close"})
+                conn = kept or http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                conn.request("GET", f"/buildid/{bid}/debuginfo",
+                             headers={} if kept else {"Connection": "close"})
                 r = conn.getresponse()
                 body = r.read()
-                conn.close()
+                if not kept:
+                    conn.close()
                 ok = r.status == 200 and body[:4] == b"\x7fELF"
                 problem = None if ok else f"status {r.status}"
             except OSError as e:
@@ -135,19 +143,32 @@ def main():
     first = Server(unwindkit, 0, cache, paths)
     half = max(1, requests // 2)
     lat1, err1, t1 = load(first.port, ids, clients, half, deadline)
+    first_rss = first.peak_rss_mib()
     first.stop()
     second = Server(unwindkit, first.port, cache, paths)  # restarted mid-run, same port and cache
     lat2, err2, t2 = load(second.port, ids, clients, requests - half, deadline)
+    rss_fresh = max(first_rss, second.peak_rss_mib())
+    lat3, err3, t3 = load(second.port, ids, clients, requests, deadline, keep_alive=True)
+    rss_kept = second.peak_rss_mib()
     second.stop()
 
     latencies = sorted(lat1 + lat2)
-    errors = err1 + err2
-    total = len(latencies) + len(errors)
-    pct = lambda p: latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000 if latencies else 0  # noqa: E731
-    print(f"debuginfod load: {clients} concurrent clients, {modules} modules, {total} requests "
-          f"(one connection each), loopback")
-    print(f"  requests/s            {len(latencies) / (t1 + t2):10.0f}")
-    print(f"  latency p50 / p99     {pct(0.50):7.1f} ms / {pct(0.99):.1f} ms   (max {pct(1.0):.1f} ms)")
+    kept = sorted(lat3)
+    errors = err1 + err2 + err3
+    total = len(latencies) + len(kept) + len(errors)
+
+    def pct(values, p):
+        return values[min(len(values) - 1, int(p * len(values)))] * 1000 if values else 0
+
+    fresh_rate, kept_rate = len(latencies) / (t1 + t2), len(kept) / t3
+    print(f"debuginfod load: {clients} concurrent clients, {modules} modules, {total} requests, "
+          f"loopback; a connection per request, then one kept-alive connection per client")
+    print(f"  {'':22}{'new connection':>16}{'keep-alive':>14}{'ratio':>8}")
+    print(f"  {'requests/s':22}{fresh_rate:16.0f}{kept_rate:14.0f}{kept_rate / fresh_rate:8.2f}")
+    for name, p in (("latency p50 (ms)", 0.50), ("latency p99 (ms)", 0.99), ("latency max (ms)", 1.0)):
+        a, b = pct(latencies, p), pct(kept, p)
+        print(f"  {name:22}{a:16.1f}{b:14.1f}{b / a if a else 0:8.2f}")
+    print(f"  {'server peak RSS (MiB)':22}{rss_fresh:16.1f}{rss_kept:14.1f}")
     print(f"  errors                {len(errors):10}" + (f"  e.g. {errors[0]}" if errors else ""))
     made_first = made(first)
     print(f"  first run:  {len(made_first)} syntheses of {len(set(made_first))} distinct modules "
