@@ -93,7 +93,8 @@ extern "C" int unwindkit_debuginfod_serve(const unwindkit::cli::DebuginfodArgs& 
     server::DebuginfodServer http(index, cache, options);
     auto port = http.bind();
     if (!port) {
-      fmt::print(stderr, "unwindkit: {}\n", port.error().to_string());
+      // "http://127.0.0.1:8002: cannot bind port 8002: Address already in use"
+      fmt::print(stderr, "unwindkit: {}: {}\n", port.error().field, port.error().message);
       exit_code = cli::kExitUsage;
     } else {
       fmt::print("listening on {}\n", server::url_of(options.bind, *port));

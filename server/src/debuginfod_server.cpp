@@ -32,6 +32,7 @@
 #include <unordered_set>
 
 #include "listen_socket.h"
+#include "metrics.h"
 #include "log_text.h"
 #include "unwindkit/server/connection_model.h"
 #include "worker_pool.h"
@@ -47,6 +48,8 @@ constexpr const char* kTextType = "text/plain";
 // libdebuginfod's User-Agent starts so: the client is GDB (or another elfutils tool).
 constexpr std::string_view kElfutilsAgent = "elfutils/";
 constexpr std::string_view kBuildIdPrefix = "/buildid/";
+constexpr std::string_view kMetricsPath = "/metrics";
+constexpr const char* kMetricsType = "text/plain; version=0.0.4";  // Prometheus' text format
 // How often connections past their request deadline are looked for: a deadline is kept to
 // within this.
 constexpr auto kSweepPeriod = std::chrono::milliseconds(250);
@@ -127,6 +130,7 @@ struct DebuginfodServer::Impl {
 
   std::mutex connections_mutex;
   std::unordered_set<Connection*> connections;
+  Metrics metrics;
 
   std::mutex sweep_mutex;
   std::condition_variable sweep_wake;
@@ -145,10 +149,11 @@ struct DebuginfodServer::Impl {
     request.log_tail = fmt::format("{} bytes: {}", options.refusal_bodies ? text.size() : 0, text);
   }
 
-  void send_file(Request& request, MHD_Response* response, uint64_t size, std::string_view source) const {
+  void send_file(Request& request, MHD_Response* response, uint64_t size, std::string_view source) {
     request.status = MHD_HTTP_OK;
     request.response = response;
     if (response == nullptr) return;
+    metrics.answered(source, request.method == MHD_HTTP_METHOD_HEAD ? 0 : size);
     MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, kElfType);
     if (!source.empty()) MHD_add_response_header(response, kCacheHeader, std::string(source).c_str());
     request.log_tail = source.empty() ? fmt::format("{} bytes", size) : fmt::format("{} bytes {}", size, source);
@@ -228,6 +233,20 @@ struct DebuginfodServer::Impl {
       return queue(c, *request);
     }
     std::string_view path(url);
+    if (path == kMetricsPath) {  // answered here: counters only, no file
+      std::string text;
+      {
+        std::lock_guard lock(connections_mutex);
+        text = metrics.text(cache.made(), connections.size());
+      }
+      request->status = MHD_HTTP_OK;
+      const size_t size = text.size();
+      request->response = text_response(std::move(text));
+      if (request->response != nullptr)
+        MHD_add_response_header(request->response, MHD_HTTP_HEADER_CONTENT_TYPE, kMetricsType);
+      request->log_tail = fmt::format("{} bytes", size);
+      return queue(c, *request);
+    }
     if (!path.starts_with(kBuildIdPrefix)) {
       refuse(*request, MHD_HTTP_NOT_FOUND, "not found");
       return queue(c, *request);
@@ -264,6 +283,7 @@ struct DebuginfodServer::Impl {
       fmt::print(stderr, "{} {} {} {} {}\n", connection ? connection->client : "?",
                  escaped_for_log(request.method), escaped_for_log(request.path), request.status,
                  request.log_tail);
+    metrics.requested(request.status);
     const MHD_Result queued = MHD_queue_response(c, request.status, request.response);
     MHD_destroy_response(request.response);
     request.response = nullptr;
@@ -304,6 +324,7 @@ struct DebuginfodServer::Impl {
       const int yes = 1;
       ::setsockopt(connection->fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
       connection->deadline = Clock::now() + std::chrono::seconds(kRequestDeadlineSeconds);
+      metrics.accepted();
       std::lock_guard lock(connections_mutex);
       connections.insert(connection);
       *socket_context = connection;
