@@ -21,6 +21,7 @@
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/server/folder_budget.h"
 #include "unwindkit/unwind/core_file.h"
+#include "compressed_core.h"
 #include "sha256.h"
 #include "whole_file.h"
 
@@ -28,6 +29,7 @@ namespace unwindkit::server {
 namespace {
 
 constexpr size_t kMinBuildIdHex = 2, kMaxBuildIdHex = 128;
+constexpr std::string_view kCoreName = "core";  // how systemd-coredump's file names start
 
 // What tells one version of a file from another without reading it.
 struct FileIdentity {
@@ -157,7 +159,18 @@ void ModuleIndex::add_file(const std::string& given, const std::vector<uint8_t>*
   }
   path = real;
   FileIdentity id;
-  if (!stat_file(path, id) || !looks_like_elf(path)) return;
+  if (!stat_file(path, id)) return;
+  // A compressed core (systemd-coredump's names start so) is read through its library.
+  if (core_build_id == nullptr && std::filesystem::path(path).filename().string().starts_with(kCoreName))
+    if (const Compression compression = compression_of(path); compression != Compression::None) {
+      Result<UniqueFd> plain = decompress(path, compression, options_.max_file_size);
+      if (!plain)
+        notes.push_back(fmt::format("{}: compressed core skipped, {}", path, plain.error().to_string()));
+      else
+        add_core(fmt::format("/proc/self/fd/{}", plain->get()), path, notes);
+      return;
+    }
+  if (!looks_like_elf(path)) return;
   if (id.size > options_.max_file_size) {
     notes.push_back(fmt::format("{}: skipped, {} bytes is over the limit", path, id.size));
     return;
@@ -190,14 +203,7 @@ void ModuleIndex::add_file(const std::string& given, const std::vector<uint8_t>*
     return;
   }
   if (file->type() == elf::kTypeCore) {
-    if (core_build_id != nullptr) return;
-    auto core = unwind::CoreFile::open(path);
-    if (!core) {
-      notes.push_back(fmt::format("{}: core skipped, {}", path, core.error().to_string()));
-      return;
-    }
-    for (const unwind::MappedFile& mapped : core->mapped_files())
-      if (!mapped.resolved.empty()) add_file(mapped.resolved, &mapped.core_build_id, notes);
+    if (core_build_id == nullptr) add_core(path, path, notes);
     return;
   }
   if (file->type() != elf::kTypeExec && file->type() != elf::kTypeDyn) return;
@@ -214,6 +220,17 @@ void ModuleIndex::add_file(const std::string& given, const std::vector<uint8_t>*
     module = std::move(*with_hash);
   }
   add_module(module, notes);
+}
+
+void ModuleIndex::add_core(const std::string& path, const std::string& shown,
+                           std::vector<std::string>& notes) {
+  auto core = unwind::CoreFile::open(path);
+  if (!core) {
+    notes.push_back(fmt::format("{}: core skipped, {}", shown, core.error().to_string()));
+    return;
+  }
+  for (const unwind::MappedFile& mapped : core->mapped_files())
+    if (!mapped.resolved.empty()) add_file(mapped.resolved, &mapped.core_build_id, notes);
 }
 
 const IndexedModule* ModuleIndex::hashed(std::string_view build_id) {

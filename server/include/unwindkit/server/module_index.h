@@ -68,6 +68,8 @@ class ModuleIndex {
   void add_file(const std::string& path, const std::vector<uint8_t>* core_build_id,
                 std::vector<std::string>& notes);
   void add_module(const IndexedModule& module, std::vector<std::string>& notes);
+  // The files the core at `path` mapped (`shown`: its name in notes).
+  void add_core(const std::string& path, const std::string& shown, std::vector<std::string>& notes);
 
   IndexOptions options_;
   std::unordered_map<std::string, IndexedModule> by_id_;
