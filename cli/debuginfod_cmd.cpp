@@ -69,6 +69,11 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->server.threads, "Requests served at once")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  cmd->add_option("-t,--rescan", args->rescan_seconds,
+                  "Scan the PATHs again every SECONDS: new builds are served, removed or changed "
+                  "ones no longer as they were (0: at start only)")
+      ->check(CLI::Range(0u, 86400u))
+      ->capture_default_str();
   cmd->add_option("--max-connections", args->server.max_connections,
                   "Connections open at once; one more is closed as it is accepted")
       ->check(CLI::Range(1, 1 << 20))

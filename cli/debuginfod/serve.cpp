@@ -6,6 +6,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +55,62 @@ void raise_descriptor_limit() {
   }
 }
 
+// The index the server answers from, made again every -t seconds (elfutils' debuginfod's
+// rescan): a new build is served from the next rescan on, a removed or changed one no longer
+// as it was. Requests see one whole index or the next, never one being made.
+class Index {
+ public:
+  std::optional<unwindkit::server::IndexedModule> find(std::string_view id) const {
+    std::shared_ptr<const unwindkit::server::ModuleIndex> now;
+    {
+      std::lock_guard lock(mutex_);
+      now = current_;
+    }
+    const unwindkit::server::IndexedModule* module = now ? now->find(id) : nullptr;
+    return module ? std::optional(*module) : std::nullopt;
+  }
+
+  // Scans the paths (from the last index: files unchanged since are not read again); a note
+  // is printed the first time it is seen, the count whenever it changes.
+  void rescan(const std::vector<std::string>& paths, const unwindkit::server::IndexOptions& options) {
+    std::vector<std::string> notes;
+    auto next = std::make_shared<const unwindkit::server::ModuleIndex>(
+        unwindkit::server::ModuleIndex::scan(paths, options, notes, current_.get()));
+    for (const std::string& note : notes)
+      if (seen_.insert(note).second) fmt::print(stderr, "unwindkit: {}\n", note);
+    if (!current_ || next->size() != current_->size())
+      fmt::print(stderr, "unwindkit: indexed {} modules\n", next->size());
+    std::lock_guard lock(mutex_);
+    current_ = std::move(next);
+  }
+
+  void rescan_every(unsigned seconds, const std::vector<std::string>& paths,
+                    const unwindkit::server::IndexOptions& options) {
+    std::unique_lock lock(stop_mutex_);
+    while (!stopped_.wait_for(lock, std::chrono::seconds(seconds), [this] { return stopping_; })) {
+      lock.unlock();
+      rescan(paths, options);
+      lock.lock();
+    }
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(stop_mutex_);
+      stopping_ = true;
+    }
+    stopped_.notify_all();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<const unwindkit::server::ModuleIndex> current_;  // written by rescan() alone
+  std::set<std::string> seen_;
+  std::mutex stop_mutex_;
+  std::condition_variable stopped_;
+  bool stopping_ = false;
+};
+
 }  // namespace
 
 extern "C" int unwindkit_debuginfod_serve(const unwindkit::cli::DebuginfodArgs& args) {
@@ -73,12 +135,10 @@ extern "C" int unwindkit_debuginfod_serve(const unwindkit::cli::DebuginfodArgs& 
     return cli::kExitUsage;
   }
 
-  std::vector<std::string> notes;
   server::IndexOptions index_options;
   index_options.max_file_size = args.max_file_mib << 20;
-  const server::ModuleIndex index = server::ModuleIndex::scan(args.paths, index_options, notes);
-  for (const std::string& note : notes) fmt::print(stderr, "unwindkit: {}\n", note);
-  fmt::print(stderr, "unwindkit: indexed {} modules\n", index.size());
+  Index index;
+  index.rescan(args.paths, index_options);
 
   server::ServerOptions options = args.server;
   if (args.names != "auto")
@@ -90,7 +150,8 @@ extern "C" int unwindkit_debuginfod_serve(const unwindkit::cli::DebuginfodArgs& 
   int exit_code = cli::kExitOk;
   {
     server::DebugFileCache cache(cache_dir, {}, limits);
-    server::DebuginfodServer http(index, cache, options);
+    server::DebuginfodServer http([&index](std::string_view id) { return index.find(id); }, cache,
+                                  options);
     auto port = http.bind();
     if (!port) {
       // "http://127.0.0.1:8002: cannot bind port 8002: Address already in use"
@@ -102,8 +163,13 @@ extern "C" int unwindkit_debuginfod_serve(const unwindkit::cli::DebuginfodArgs& 
       running = &http;
       std::signal(SIGINT, stop_serving);
       std::signal(SIGTERM, stop_serving);
+      std::thread rescans;
+      if (args.rescan_seconds)
+        rescans = std::thread([&] { index.rescan_every(args.rescan_seconds, args.paths, index_options); });
       if (!http.run()) exit_code = cli::kExitDataProblem;
       running = nullptr;
+      index.stop();
+      if (rescans.joinable()) rescans.join();
     }
   }
   if (private_cache) {

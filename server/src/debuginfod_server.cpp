@@ -355,15 +355,6 @@ struct DebuginfodServer::Impl {
   }
 };
 
-DebuginfodServer::DebuginfodServer(const ModuleIndex& index, DebugFileCache& cache,
-                                   ServerOptions options)
-    : DebuginfodServer(
-          [&index](std::string_view id) -> std::optional<IndexedModule> {
-            const IndexedModule* module = index.find(id);
-            return module ? std::optional(*module) : std::nullopt;
-          },
-          cache, std::move(options)) {}
-
 DebuginfodServer::DebuginfodServer(ModuleFinder find, DebugFileCache& cache,
                                    ServerOptions options)
     : impl_(std::make_unique<Impl>(std::move(find), cache, std::move(options))) {}

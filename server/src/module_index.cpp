@@ -188,6 +188,14 @@ void ModuleIndex::add_file(const std::string& given, const std::vector<uint8_t>*
       return true;
     return false;
   };
+  if (auto it = previous_.find(path); it != previous_.end()) {
+    const IndexedModule& known = *it->second;
+    if (known.size == id.size && known.mtime_ns == id.mtime_ns && known.ctime_ns == id.ctime_ns &&
+        known.device == id.device && known.inode == id.inode) {
+      if (from_the_core(known.build_id)) add_module(known, notes);
+      return;
+    }
+  }
   if (options_.memo_dir) {
     if (auto known = recall(*options_.memo_dir, id)) {
       if (from_the_core(known->first))
@@ -268,10 +276,12 @@ void ModuleIndex::add_module(const IndexedModule& module, std::vector<std::strin
 }
 
 ModuleIndex ModuleIndex::scan(const std::vector<std::string>& paths, const IndexOptions& options,
-                              std::vector<std::string>& notes) {
+                              std::vector<std::string>& notes, const ModuleIndex* previous) {
   namespace fs = std::filesystem;
   ModuleIndex index;
   index.options_ = options;
+  if (previous != nullptr)
+    for (const auto& [id, module] : previous->by_id_) index.previous_.emplace(module.path, &module);
   for (const std::string& path : paths) {
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
@@ -289,6 +299,7 @@ ModuleIndex ModuleIndex::scan(const std::vector<std::string>& paths, const Index
         index.add_file(it->path().string(), nullptr, notes);
     if (ec) notes.push_back(fmt::format("{}: {}", path, ec.message()));
   }
+  index.previous_.clear();
   return index;
 }
 

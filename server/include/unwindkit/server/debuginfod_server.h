@@ -51,7 +51,6 @@ std::string url_of(const std::string& address, int port);
 
 class DebuginfodServer {
  public:
-  DebuginfodServer(const ModuleIndex& index, DebugFileCache& cache, ServerOptions options);
   DebuginfodServer(ModuleFinder find, DebugFileCache& cache, ServerOptions options);
   ~DebuginfodServer();
 

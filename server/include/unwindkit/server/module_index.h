@@ -46,8 +46,10 @@ class ModuleIndex {
  public:
   explicit ModuleIndex(IndexOptions options = {}) : options_(std::move(options)) {}
   // Scans `paths`; each file skipped for a reason worth knowing adds a line to `notes`.
+  // `previous`: an index of the same paths made before (a rescan): a file still as it was
+  // then (path, device, inode, size and times) is taken from it, not read and hashed again.
   static ModuleIndex scan(const std::vector<std::string>& paths, const IndexOptions& options,
-                          std::vector<std::string>& notes);
+                          std::vector<std::string>& notes, const ModuleIndex* previous = nullptr);
 
   // nullptr when `build_id` (lowercase hex) is not indexed.
   const IndexedModule* find(std::string_view build_id) const;
@@ -73,6 +75,8 @@ class ModuleIndex {
 
   IndexOptions options_;
   std::unordered_map<std::string, IndexedModule> by_id_;
+  // While scan() runs with a previous index: its modules by path.
+  std::unordered_map<std::string, const IndexedModule*> previous_;
 };
 
 // Whether the file is still as it was indexed (same size, modification and change times).
