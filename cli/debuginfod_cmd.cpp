@@ -69,6 +69,9 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->server.threads, "Requests served at once")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  cmd->add_option("--upstream", args->upstream,
+                  "Servers (debuginfod URLs, tried in order) asked for an executable whose "
+                  "build-id is not indexed; what comes is checked, synthesized and cached");
   cmd->add_option("-t,--rescan", args->rescan_seconds,
                   "Scan the PATHs again every SECONDS: new builds are served, removed or changed "
                   "ones no longer as they were (0: at start only)")

@@ -19,6 +19,7 @@
 #include <filesystem>
 
 #include "../commands.h"
+#include "unwindkit/server/upstream.h"
 
 namespace {
 
@@ -66,9 +67,12 @@ class Index {
       std::lock_guard lock(mutex_);
       now = current_;
     }
-    const unwindkit::server::IndexedModule* module = now ? now->find(id) : nullptr;
-    return module ? std::optional(*module) : std::nullopt;
+    if (const unwindkit::server::IndexedModule* module = now ? now->find(id) : nullptr) return *module;
+    std::string why;
+    return upstream_ ? upstream_->fetch(id, why) : std::nullopt;
   }
+
+  void fetch_from(std::unique_ptr<unwindkit::server::Upstream> upstream) { upstream_ = std::move(upstream); }
 
   // Scans the paths (from the last index: files unchanged since are not read again); a note
   // is printed the first time it is seen, the count whenever it changes.
@@ -106,6 +110,7 @@ class Index {
   mutable std::mutex mutex_;
   std::shared_ptr<const unwindkit::server::ModuleIndex> current_;  // written by rescan() alone
   std::set<std::string> seen_;
+  std::unique_ptr<unwindkit::server::Upstream> upstream_;  // set before serving
   std::mutex stop_mutex_;
   std::condition_variable stopped_;
   bool stopping_ = false;
@@ -139,6 +144,8 @@ extern "C" int unwindkit_debuginfod_serve(const unwindkit::cli::DebuginfodArgs& 
   index_options.max_file_size = args.max_file_mib << 20;
   Index index;
   index.rescan(args.paths, index_options);
+  if (!args.upstream.empty())
+    index.fetch_from(std::make_unique<server::Upstream>(args.upstream, cache_dir / "upstream", index_options));
 
   server::ServerOptions options = args.server;
   if (args.names != "auto")
