@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`unwindkit debuginfod -t SECONDS` (issue D3, item 2): a build put into an indexed folder is
 served after the next rescan, without a restart, and one removed from it is no longer served
-after the next."""
+after the next; a core compressed by zstd and named as systemd-coredump names it, dropped into
+the folder, has the program it mapped served after the next rescan."""
 import os
 import shutil
 import subprocess
@@ -11,7 +12,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_debuginfod import Server, build_id  # noqa: E402
-from truth.tools import exit_with  # noqa: E402
+from test_debuginfod_compressed_cores import gcore  # noqa: E402
+from truth.tools import Skip, exit_with, need  # noqa: E402
 
 RESCAN_SECONDS = 1
 WAIT_SECONDS = 15  # many rescans' worth: a loaded machine may be slow to make one
@@ -25,6 +27,15 @@ def library(work, name):
     return lib
 
 
+def program(work):
+    """A program that waits to be cored, kept out of the indexed folder."""
+    src, prog = os.path.join(work, "prog.c"), os.path.join(work, "prog")
+    with open(src, "w") as f:
+        f.write("#include <unistd.h>\nint main(void) { pause(); return 0; }\n")
+    subprocess.run(["gcc", "-O1", src, "-o", prog], check=True)
+    return prog
+
+
 def status_within(server, bid, want):
     deadline = time.monotonic() + WAIT_SECONDS
     while True:
@@ -35,7 +46,7 @@ def status_within(server, bid, want):
 
 
 def main():
-    problems = []
+    problems, cored = [], False
     with tempfile.TemporaryDirectory(prefix="uk-rescan-") as work:
         first, second = library(work, "first"), library(work, "second")
         folder = os.path.join(work, "builds")
@@ -53,12 +64,22 @@ def main():
             os.remove(os.path.join(folder, os.path.basename(first)))
             if (s := status_within(server, build_id(first), 404)) != 404:
                 problems.append(f"a build removed from the folder: {s} after {WAIT_SECONDS} s")
+            prog, raw = program(work), os.path.join(work, "core.raw")
+            cored = gcore(prog, raw)
+            if cored:
+                name = os.path.join(folder, "core.prog.0.0123456789abcdef.4242.1700000000000000.zst")
+                subprocess.run([need("zstd"), "-q", raw, "-o", name], check=True)
+                if (s := status_within(server, build_id(prog), 200)) != 200:
+                    problems.append(f"the program a zstd core dropped into the folder mapped: {s}")
         finally:
             server.stop()
+    if not cored and not problems:
+        raise Skip("builds served and removed as they should be; gdb could not write the core")
     for p in problems:
         print(f"FAIL {p}")
     if not problems:
-        print("a new build served, a removed one no longer, without a restart")
+        print("a new build served, a removed one no longer, a zstd core's program served, "
+              "without a restart")
     return 1 if problems else 0
 
 
