@@ -224,8 +224,8 @@ def check_debuginfod(root, unwindkit):
     """The packaged CLI links no HTTP library, and its `debuginfod` command loads the server
     from the package's folder: it listens and answers 404 for a build-id it did not index."""
     needed = truth.run(["readelf", "-d", unwindkit]).stdout
-    problems = [f"the CLI links {lib}" for lib in ("libmicrohttpd", "libcpp-httplib", "libssl", "libcrypto")
-                if lib in needed]
+    problems = [f"the CLI links {lib}" for lib in
+                ("libmicrohttpd", "libcpp-httplib", "libssl", "libcrypto") if lib in needed]
     server = subprocess.Popen([unwindkit, "debuginfod", "--port", "0",
                                os.path.join(root, SERVER_LIBRARY)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
