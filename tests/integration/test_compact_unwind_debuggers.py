@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lldb_plugin import CRASH_MARKERS, Lldb, plugin_path as lldb_plugin_path  # noqa: E402
 from test_compact_unwind_llvm import build_fixtures, eh_frame_rows, parse_rule  # noqa: E402
 from test_gdb_cores import plugin_path  # noqa: E402
-from truth.tools import lldb, need  # noqa: E402
+from truth.tools import lldb as lldb_tool, need  # noqa: E402
 
 FAILURES = []
 DWARF_CHECKED = {}  # tool → DWARF-mode rules compared with llvm-dwarfdump
@@ -269,7 +269,7 @@ def check_lldb(tmp, files, images):
         script = os.path.join(tmp, "lldb-error-commands")
         with open(script, "w") as f:
             f.write(f"{command}\nscript print('alive')\n")
-        p = subprocess.run([lldb(), "-b", "-x", "-o", f"plugin load {lldb_plugin_path()}",
+        p = subprocess.run([lldb_tool(), "-b", "-x", "-o", f"plugin load {lldb_plugin_path()}",
                             "-o", f"target create {probe}", "-o", f"command source -e false {script}"],
                            capture_output=True, text=True, timeout=300)
         expect(not any(m in p.stdout + p.stderr for m in CRASH_MARKERS), f"lldb crashed: {command}")
