@@ -35,9 +35,10 @@ def main():
     debugger = lldb.SBDebugger.Create(False)
     debugger.SetAsync(False)
     progress = lldb.SBListener("sb_frames.progress")
-    progress.StartListeningForEvents(debugger.GetBroadcaster(),
-                                     lldb.SBDebugger.eBroadcastBitProgress |
-                                     lldb.SBDebugger.eBroadcastBitExternalProgress)
+    # LLDB 19 has no external-progress bit (it came with SBProgress, LLDB 20).
+    progress.StartListeningForEvents(
+        debugger.GetBroadcaster(), lldb.SBDebugger.eBroadcastBitProgress |
+        getattr(lldb.SBDebugger, "eBroadcastBitExternalProgress", 0))
 
     def load_plugin():
         result = lldb.SBCommandReturnObject()
