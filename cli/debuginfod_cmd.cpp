@@ -71,7 +71,13 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--upstream", args->upstream,
                   "Servers (debuginfod URLs, tried in order) asked for an executable whose "
-                  "build-id is not indexed; what comes is checked, synthesized and cached");
+                  "build-id is not indexed; what comes is checked, synthesized and cached "
+                  "(default: DEBUGINFOD_URLS, less this server's own URL)");
+  cmd->add_option("--forwarded-ttl-limit", args->forwarded_hops,
+                  "A request whose X-Forwarded-For has this many hops is not passed upstream "
+                  "(as elfutils' debuginfod: a loop of servers ends)")
+      ->check(CLI::Range(0u, 1024u))
+      ->capture_default_str();
   cmd->add_option("-t,--rescan", args->rescan_seconds,
                   "Scan the PATHs again every SECONDS: new builds are served, removed or changed "
                   "ones no longer as they were (0: at start only)")

@@ -2,15 +2,18 @@
 #include "serve.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <csignal>
 #include <cstdio>
@@ -68,11 +71,8 @@ class Index {
       now = current_;
     }
     if (const unwindkit::server::IndexedModule* module = now ? now->find(id) : nullptr) return *module;
-    std::string why;
-    return upstream_ ? upstream_->fetch(id, why) : std::nullopt;
+    return std::nullopt;
   }
-
-  void fetch_from(std::unique_ptr<unwindkit::server::Upstream> upstream) { upstream_ = std::move(upstream); }
 
   // Scans the paths (from the last index: files unchanged since are not read again); a note
   // is printed the first time it is seen, the count whenever it changes.
@@ -110,11 +110,34 @@ class Index {
   mutable std::mutex mutex_;
   std::shared_ptr<const unwindkit::server::ModuleIndex> current_;  // written by rescan() alone
   std::set<std::string> seen_;
-  std::unique_ptr<unwindkit::server::Upstream> upstream_;  // set before serving
   std::mutex stop_mutex_;
   std::condition_variable stopped_;
   bool stopping_ = false;
 };
+
+// The upstream servers: --upstream, or else DEBUGINFOD_URLS (as elfutils' debuginfod takes
+// them), less any that names this server itself, which would ask itself for every miss. With
+// --port 0 the port is not known yet; X-Forwarded-For's hop limit ends such a loop then.
+std::vector<std::string> upstream_urls(const unwindkit::cli::DebuginfodArgs& args) {
+  std::vector<std::string> given = args.upstream;
+  const char* from_env = std::getenv("DEBUGINFOD_URLS");
+  const bool env = given.empty() && from_env != nullptr;
+  if (env) {
+    std::istringstream words(from_env);
+    for (std::string url; words >> url;) given.push_back(url);
+  }
+  std::vector<std::string> urls;
+  for (const std::string& url : given) {
+    if (args.server.port != 0 && unwindkit::server::names_this_server(url, args.server.bind, args.server.port))
+      fmt::print(stderr, "unwindkit: upstream {}{} is this server: left out\n", url,
+                 env ? " (DEBUGINFOD_URLS)" : "");
+    else
+      urls.push_back(url);
+  }
+  if (!urls.empty())
+    fmt::print(stderr, "unwindkit: upstream {}{}\n", fmt::join(urls, " "), env ? " (DEBUGINFOD_URLS)" : "");
+  return urls;
+}
 
 }  // namespace
 
@@ -144,10 +167,16 @@ extern "C" int unwindkit_debuginfod_serve(const unwindkit::cli::DebuginfodArgs& 
   index_options.max_file_size = args.max_file_mib << 20;
   Index index;
   index.rescan(args.paths, index_options);
-  if (!args.upstream.empty())
-    index.fetch_from(std::make_unique<server::Upstream>(args.upstream, cache_dir / "upstream", index_options));
 
   server::ServerOptions options = args.server;
+  if (const std::vector<std::string> urls = upstream_urls(args); !urls.empty()) {
+    server::Upstream::Limits limits;
+    limits.max_file_size = index_options.max_file_size;
+    // Half the workers at most wait on upstream: the others answer what is indexed.
+    limits.max_fetches = std::max<size_t>(1, options.threads / 2);
+    limits.forwarded_hops = args.forwarded_hops;
+    options.upstream = std::make_shared<server::Upstream>(urls, cache_dir / "upstream", index_options, limits);
+  }
   if (args.names != "auto")
     options.names =
         args.names == "lldb" ? debuginfo::FallbackNames::Lldb : debuginfo::FallbackNames::None;

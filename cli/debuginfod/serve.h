@@ -22,6 +22,7 @@ struct DebuginfodArgs {
   uint64_t memory_mib = server::kDefaultMemoryBudget >> 20;
   std::optional<uint64_t> cache_max_mib;
   std::vector<std::string> upstream;  // servers asked for what is not indexed (upstream.h)
+  unsigned forwarded_hops = server::kDefaultForwardedHops;  // --forwarded-ttl-limit
   unsigned rescan_seconds = 0;  // -t: the paths scanned again this often (0: at start only)
   std::vector<std::string> paths;
 };

@@ -47,6 +47,7 @@ constexpr const char* kElfType = "application/octet-stream";
 constexpr const char* kTextType = "text/plain";
 // libdebuginfod's User-Agent starts so: the client is GDB (or another elfutils tool).
 constexpr std::string_view kElfutilsAgent = "elfutils/";
+constexpr const char* kForwardedForHeader = "X-Forwarded-For";
 constexpr std::string_view kBuildIdPrefix = "/buildid/";
 constexpr std::string_view kMetricsPath = "/metrics";
 constexpr const char* kMetricsType = "text/plain; version=0.0.4";  // Prometheus' text format
@@ -166,13 +167,22 @@ struct DebuginfodServer::Impl {
   }
 
   // On a worker: the answer to GET/HEAD /buildid/ID/KIND.
+  // `forwarded_for`: what an upstream fetch sends as X-Forwarded-For.
   void make_answer(Request& request, std::string_view id_text, std::string_view kind,
-                   debuginfo::FallbackNames names) {
+                   debuginfo::FallbackNames names, const std::string& forwarded_for) {
     const std::string id = normalize_build_id(id_text);
     if (id.empty()) return refuse(request, MHD_HTTP_BAD_REQUEST, "not a build-id");
     if (kind != "debuginfo" && (kind != "executable" || !options.executables))
       return refuse(request, MHD_HTTP_NOT_FOUND, fmt::format("not served: {}", kind));
-    const std::optional<IndexedModule> module = find(id);
+    std::optional<IndexedModule> module = find(id);
+    if (!module && options.upstream) {
+      const Fetch fetch = options.upstream->fetch(id, forwarded_for);
+      metrics.fetched(fetch);
+      if (fetch.result == FetchResult::Busy)
+        return refuse(request, MHD_HTTP_SERVICE_UNAVAILABLE, fetch.why);
+      if (!fetch.module) return refuse(request, MHD_HTTP_NOT_FOUND, fetch.why);
+      module = fetch.module;
+    }
     if (!module) return refuse(request, MHD_HTTP_NOT_FOUND, "unknown build-id");
     if (!unchanged(*module)) return refuse(request, MHD_HTTP_NOT_FOUND, "the file changed since it was indexed");
     if (kind == "executable") {
@@ -259,12 +269,21 @@ struct DebuginfodServer::Impl {
     }
     const char* agent = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT);
     const debuginfo::FallbackNames names = names_for(agent != nullptr ? agent : "");
+    // The chain of clients this request came through, with its own (as elfutils' debuginfod
+    // passes it upstream): the hops a loop of servers makes are counted.
+    std::string forwarded_for;
+    if (options.upstream) {
+      const char* earlier = MHD_lookup_connection_value(c, MHD_HEADER_KIND, kForwardedForHeader);
+      const Connection* connection = connection_of(c);
+      forwarded_for = earlier != nullptr && *earlier != '\0' ? fmt::format("{}, ", earlier) : "";
+      forwarded_for += connection != nullptr ? connection->client : "?";
+    }
     request->dispatched = true;
     MHD_suspend_connection(c);
     workers->post([this, c, request, id = std::string(path.substr(0, slash)),
-                   kind = std::string(path.substr(slash + 1)), names] {
+                   kind = std::string(path.substr(slash + 1)), names, forwarded_for] {
       try {
-        make_answer(*request, id, kind, names);
+        make_answer(*request, id, kind, names, forwarded_for);
       } catch (const std::exception&) {  // out of memory: a 500 for this request, not a crash
         if (request->response != nullptr) MHD_destroy_response(request->response);
         request->response = nullptr;

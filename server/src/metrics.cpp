@@ -32,6 +32,16 @@ void Metrics::answered(std::string_view source, uint64_t bytes) {
   bytes_[i].fetch_add(bytes, std::memory_order_relaxed);
 }
 
+void Metrics::fetched(const Fetch& fetch) {
+  const auto result = static_cast<size_t>(fetch.result);
+  if (result >= fetches_.size()) return;  // Kept: no fetch
+  fetches_[result].fetch_add(1, std::memory_order_relaxed);
+  if (!fetch.asked()) return;
+  const auto* at = std::lower_bound(kFetchBuckets.begin(), kFetchBuckets.end(), fetch.seconds);
+  fetch_buckets_[static_cast<size_t>(at - kFetchBuckets.begin())].fetch_add(1, std::memory_order_relaxed);
+  fetch_microseconds_.fetch_add(static_cast<uint64_t>(fetch.seconds * 1e6), std::memory_order_relaxed);
+}
+
 std::string Metrics::text(uint64_t syntheses, size_t open_connections) const {
   std::string out;
   auto line = [&out](std::string_view name, std::string_view labels, uint64_t value) {
@@ -55,6 +65,22 @@ std::string Metrics::text(uint64_t syntheses, size_t open_connections) const {
   line("connections", "", open_connections);
   header(out, "connections_accepted_total", "counter", "Connections accepted.");
   line("connections_accepted_total", "", accepted_.load(std::memory_order_relaxed));
+  header(out, "upstream_fetches_total", "counter",
+         "Build-ids not indexed, looked up upstream, by result (busy, hop_limit: upstream not asked).");
+  for (size_t i = 0; i < kFetchResultNames.size(); ++i)
+    line("upstream_fetches_total", fmt::format("{{result=\"{}\"}}", kFetchResultNames[i]),
+         fetches_[i].load(std::memory_order_relaxed));
+  header(out, "upstream_fetch_seconds", "histogram", "Time upstream took to answer a fetch.");
+  uint64_t below = 0;
+  for (size_t i = 0; i < fetch_buckets_.size(); ++i) {
+    below += fetch_buckets_[i].load(std::memory_order_relaxed);
+    line("upstream_fetch_seconds_bucket",
+         i < kFetchBuckets.size() ? fmt::format("{{le=\"{}\"}}", kFetchBuckets[i]) : std::string("{le=\"+Inf\"}"),
+         below);
+  }
+  fmt::format_to(std::back_inserter(out), "{}upstream_fetch_seconds_sum {:.6f}\n", kPrefix,
+                 static_cast<double>(fetch_microseconds_.load(std::memory_order_relaxed)) / 1e6);
+  line("upstream_fetch_seconds_count", "", below);
   return out;
 }
 

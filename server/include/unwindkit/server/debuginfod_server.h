@@ -14,6 +14,7 @@
 #include "unwindkit/error.h"
 #include "unwindkit/server/debug_file_cache.h"
 #include "unwindkit/server/module_index.h"
+#include "unwindkit/server/upstream.h"
 
 namespace unwindkit::server {
 
@@ -40,6 +41,8 @@ struct ServerOptions {
   // about open already (LLDB asks for it when a module's debug file is refused, and would
   // read the whole module again over the socket: 2 s for a 100 MB one).
   bool executables = true;
+  // Asked for a build-id not indexed (federation); null: none (a miss is 404).
+  std::shared_ptr<Upstream> upstream;
 };
 
 // The indexed module with this build-id (lowercase hex), if any. Called from the server's
