@@ -72,7 +72,9 @@ void add_debuginfod_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--upstream", args->upstream,
                   "Servers (debuginfod URLs, tried in order) asked for an executable whose "
                   "build-id is not indexed; what comes is checked, synthesized and cached "
-                  "(default: DEBUGINFOD_URLS, less this server's own URL)");
+                  "(default: DEBUGINFOD_URLS, less this server's own URL)")
+      // One URL per --upstream: the PATHs after it are not URLs.
+      ->allow_extra_args(false);
   cmd->add_option("--forwarded-ttl-limit", args->forwarded_hops,
                   "A request whose X-Forwarded-For has this many hops is not passed upstream "
                   "(as elfutils' debuginfod: a loop of servers ends)")

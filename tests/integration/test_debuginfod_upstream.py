@@ -13,6 +13,7 @@ and its fetch-time histogram agree with the requests this test made, and with wh
 upstream's own /metrics counted."""
 import http.server
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -121,8 +122,17 @@ def main():
         upstream = Server([module], os.path.join(work, "cache-up"))
         try:
             _, wanted = upstream.get(f"/buildid/{bid}/debuginfo")
-            front = Server([empty], os.path.join(work, "cache-front"), extra=("--upstream", upstream.url))
+            # A folder of its own too, after --upstream: one URL per --upstream, the folder
+            # is indexed (and its file served with no fetch).
+            local = os.path.join(work, "local")
+            os.makedirs(local)
+            shutil.copy(other, local)
+            front = Server([local, empty], os.path.join(work, "cache-front"),
+                           extra=("--upstream", upstream.url))
             try:
+                status, _ = front.get(f"/buildid/{build_id(other)}/executable")
+                if status != 200:
+                    problems.append(f"a folder given after --upstream URL: {status}, not indexed")
                 status, body = front.get(f"/buildid/{bid}/debuginfo")
                 if status != 200 or body != wanted:
                     problems.append(f"debuginfo through the upstream: {status}, "
