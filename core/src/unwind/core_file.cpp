@@ -282,9 +282,9 @@ Result<CoreFile> CoreFile::from_elf(elf::ElfFile file, const CoreOptions& option
     return fail(kSection, elf::kOffType, "e_type",
                 fmt::format("{} is not a core file", file.name()));
   const auto arch = file.arch();
-  if (!file.is_64() || !arch || (*arch != Arch::X86_64 && *arch != Arch::AArch64))
+  if (!file.is_64() || !arch || *arch == Arch::I386)
     return fail(ErrorKind::Unsupported, kSection, elf::kOffMachine, "e_machine",
-                fmt::format("machine {} ({}-bit): only x86_64 and AArch64 cores are read",
+                fmt::format("machine {} ({}-bit): only x86_64, AArch64 and s390x cores are read",
                             file.machine(), file.is_64() ? 64 : 32));
 
   auto impl = std::make_unique<Impl>(Impl{std::move(file), *arch, {}, {}, {}, {}, {}, false, {}});

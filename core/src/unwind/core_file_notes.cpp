@@ -28,11 +28,23 @@ constexpr std::array<int, 27> kX86_64Slots = {
 // AArch64 `user_pt_regs`: x0..x30, sp, pc, pstate.
 constexpr size_t kAArch64Slots = 34, kAArch64PcSlot = 32;
 
+// s390x `s390_regs` (asm/ptrace.h): psw.mask, psw.addr, gprs[16], acrs[16] (4 bytes each,
+// 8 slots), orig_gpr2. r0..r15 are DWARF 0..15; psw.addr is the PC.
+constexpr size_t kS390xSlots = 27, kS390xPcSlot = 1, kS390xFirstGpr = 2, kS390xGprs = 16;
+
+size_t prstatus_slots(Arch arch) {
+  switch (arch) {
+    case Arch::X86_64: return kX86_64Slots.size();
+    case Arch::S390x: return kS390xSlots;
+    default: return kAArch64Slots;
+  }
+}
+
 }  // namespace
 
 Result<CoreThread> decode_prstatus(Bytes desc, uint64_t file_offset, Arch arch, Endian endian) {
   ByteReader r(desc, endian, kSection, file_offset);
-  const size_t slots = arch == Arch::X86_64 ? kX86_64Slots.size() : kAArch64Slots;
+  const size_t slots = prstatus_slots(arch);
   const size_t need = kRegOffset + slots * 8;
   if (desc.size() < need)
     return r.error_at(0, "NT_PRSTATUS",
@@ -47,9 +59,13 @@ Result<CoreThread> decode_prstatus(Bytes desc, uint64_t file_offset, Arch arch, 
   t.signal = static_cast<int>(*sig);
   t.tid = *pid;
   for (size_t i = 0; i < slots; ++i) {
+    if (arch == Arch::S390x && i >= kS390xFirstGpr + kS390xGprs) break;  // acrs, orig_gpr2
     auto v = r.uint_at(kRegOffset + i * 8, 8, "pr_reg");
     if (!v) return tl::unexpected(v.error());
-    if (arch == Arch::X86_64) {
+    if (arch == Arch::S390x) {
+      if (i == kS390xPcSlot) t.regs.set_pc(*v);
+      else if (i >= kS390xFirstGpr) t.regs.set(static_cast<uint16_t>(i - kS390xFirstGpr), *v);
+    } else if (arch == Arch::X86_64) {
       if (i == kRipSlot) t.regs.set_pc(*v);
       else if (kX86_64Slots[i] >= 0) t.regs.set(static_cast<uint16_t>(kX86_64Slots[i]), *v);
     } else if (i == kAArch64PcSlot) {

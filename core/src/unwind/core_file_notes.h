@@ -17,7 +17,8 @@ namespace unwindkit::unwind::detail {
 inline constexpr uint32_t kNotePrStatus = 1, kNoteAuxv = 6, kNoteFile = 0x46494c45;
 
 // One thread from a 64-bit `struct elf_prstatus`: pr_pid, pr_cursig and pr_reg, with pr_reg
-// read as x86_64 `user_regs_struct` or AArch64 `user_pt_regs` and mapped to DWARF numbers.
+// read as x86_64 `user_regs_struct`, AArch64 `user_pt_regs` or s390x `s390_regs` and mapped to
+// DWARF numbers.
 Result<CoreThread> decode_prstatus(Bytes desc, uint64_t file_offset, Arch arch, Endian endian);
 
 // NT_FILE: count, page size, `count` (start, end, page offset) triples, then `count` paths.

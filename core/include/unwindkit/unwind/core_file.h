@@ -1,4 +1,4 @@
-// ELF core files: threads and their registers (NT_PRSTATUS, x86_64 and AArch64 layouts),
+// ELF core files: threads and their registers (NT_PRSTATUS, x86_64, AArch64 and s390x layouts),
 // memory (PT_LOAD; read-only file-backed pages that the core omits are read from the mapped
 // file on disk, as debuggers do), mapped files (NT_FILE), auxv (NT_AUXV).
 // (Contract shared by the walker, the CLI and the tests; implementation in core/src/unwind/.)
