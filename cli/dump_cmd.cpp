@@ -15,6 +15,7 @@
 #include "unwindkit/sframe/sframe.h"
 #include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/decode.h"
+#include "unwindkit/trace/elf_section.h"
 #include "unwindkit/trace/dump.h"
 
 namespace unwindkit::cli {
@@ -63,10 +64,12 @@ int dump_elf(const std::string& path, const elf::ElfFile& f) {
     if (!done) return report(path, done.error());
   }
   if (trace_section != nullptr) {
-    auto section = trace::decode(trace_section->data, f.is_64() ? 8 : 4);
+    auto bytes = trace::section_bytes(f, *trace_section);
+    if (!bytes) return report(path, bytes.error());
+    auto section = trace::decode(*bytes, f.is_64() ? 8 : 4);
     if (!section) return report(path, section.error());
     if (sframe_section) std::fputs("\n", stdout);
-    std::fputs(trace::dump_records(*section, trace_section->data).c_str(), stdout);
+    std::fputs(trace::dump_records(*section, *bytes).c_str(), stdout);
   }
   return kExitOk;
 }

@@ -17,6 +17,7 @@
 #include "unwindkit/file_report.h"
 #include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/decode.h"
+#include "unwindkit/trace/elf_section.h"
 #include "unwindkit/trace/dump.h"
 #include "unwindkit/trace/encode.h"
 #include "unwindkit/trace/from_dwarf.h"
@@ -62,7 +63,9 @@ bool load(const Input& in, Loaded& out) {
     std::fprintf(stderr, "unwindkit: %s", no_table_text(in.path, {}, trace::kSectionName).c_str());
     return false;
   }
-  out.bytes = s->data;
+  auto bytes = trace::section_bytes(*out.elf, *s);
+  if (!bytes) return report(bytes.error());
+  out.bytes = *bytes;
   out.pointer_size = out.elf->is_64() ? 8 : 4;
   return true;
 }

@@ -4,6 +4,7 @@
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/decode.h"
+#include "unwindkit/trace/elf_section.h"
 #include "unwindkit/file_report.h"
 #include "unwindkit/trace/lookup.h"
 #include "unwindkit/trace/report.h"
@@ -26,8 +27,13 @@ std::shared_ptr<TraceTable> TraceTable::load(const std::string& path) {
   const elf::Section* s = file->section(trace::kSectionName);
   if (s == nullptr) return table;
   table->has_trace_ = true;
+  auto bytes = trace::section_bytes(*file, *s);
+  if (!bytes) {
+    table->error_ = bytes.error();
+    return table;
+  }
   // Copied: the ElfFile (which owns the image) does not outlive this function.
-  table->bytes_.assign(s->data.begin(), s->data.end());
+  table->bytes_.assign(bytes->begin(), bytes->end());
   auto decoded = trace::decode(table->bytes_, file->is_64() ? 8 : 4);
   if (!decoded) {
     table->error_ = decoded.error();
