@@ -32,6 +32,9 @@ class Arch:
 X86_64 = Arch("x86_64", "gcc", "g++", "gdb", False, ())
 AARCH64 = Arch("aarch64", "aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "gdb-multiarch",
                True, ("qemu-aarch64",))
+# Static for qemu too (test_truth_s390x.py, binutils 2.46 or later for SFrame on s390x).
+S390X = Arch("s390x", "s390x-linux-gnu-gcc", "s390x-linux-gnu-g++", "gdb-multiarch", True,
+             ("qemu-s390x",))
 
 
 @dataclasses.dataclass

@@ -39,6 +39,9 @@ CASES = [
                     "trampoline (mov x8, #139; svc #0 in the core at 0x5500801000): even "
                     "`bt 20` hangs, so there is no truth for this core"),)),
     Case("signal_entry", ("signal_entry.c",), archs=("x86_64",)),
+    Case("s390x_frames", ("s390x_frames.c", "s390x_crash_leaf.c"), archs=("s390x",)),
+    Case("s390x_fpr_caller", ("s390x_fpr_caller.c", "s390x_crash_leaf.c"), archs=("s390x",)),
+    Case("cold_abort", ("cold_abort.c",)),
 ]
 
 
