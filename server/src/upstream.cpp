@@ -117,6 +117,7 @@ Upstream::Upstream(const std::vector<std::string>& urls, const std::filesystem::
   ::setenv("DEBUGINFOD_MAXSIZE", std::to_string(limits.max_file_size).c_str(), 1);
   ::setenv("DEBUGINFOD_MAXTIME", std::to_string(kUpstreamSeconds).c_str(), 1);
   ::setenv("DEBUGINFOD_TIMEOUT", std::to_string(kUpstreamStallSeconds).c_str(), 1);
+  ::setenv("DEBUGINFOD_RETRY_LIMIT", std::to_string(kUpstreamRetries).c_str(), 1);
   ::unsetenv("DEBUGINFOD_PROGRESS");
   ::unsetenv("DEBUGINFOD_VERBOSE");
 }

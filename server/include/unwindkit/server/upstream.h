@@ -22,8 +22,12 @@ namespace unwindkit::server {
 
 // How long one fetch may take in all, and without progress (libdebuginfod's
 // DEBUGINFOD_MAXTIME and DEBUGINFOD_TIMEOUT): a slow upstream holds one worker this long at most.
+// Both bound one try, and libdebuginfod tries again twice by default (DEBUGINFOD_RETRY_LIMIT):
+// a silent upstream held a worker 31 s, not 10. One try: the URLs are asked at once anyway, so
+// a retry is no failover.
 inline constexpr unsigned kUpstreamSeconds = 30;
 inline constexpr unsigned kUpstreamStallSeconds = 10;
+inline constexpr unsigned kUpstreamRetries = 0;
 // X-Forwarded-For hops past which a miss is not passed on (elfutils' --forwarded-ttl-limit and
 // its default): a loop of servers that are each other's upstream ends there.
 inline constexpr unsigned kDefaultForwardedHops = 8;
