@@ -20,6 +20,10 @@ a free port over the stripped build's folder and its core. Then:
   alone, on the same core;
 - lldb-dap-22 with the server URL in `initCommands` gives, for every thread, the stackTrace
   lldb-dap gives on the intact copy's core (x86_64: LLDB reads qemu's AArch64 cores poorly).
+- Federation (issue D3): for each x86_64 program, GDB and lldb-dap pointed only at a server
+  that indexed nothing (an empty folder), whose upstream holds the executables, get the same
+  truth: once with that upstream another `unwindkit debuginfod` (the one above), once elfutils'
+  own `debuginfod -F` over the stripped build's folder.
 Each client gets its own empty cache folder, so nothing is shared between runs.
 And the server itself: given only a core, it serves the files the core mapped (NT_FILE);
 concurrent requests for one file make it once; a restart over the same
@@ -28,6 +32,8 @@ naming the section, and the server goes on serving."""
 import http.client
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -47,11 +53,15 @@ LLDB_DAP = "lldb-dap-22"
 class Server:
     """`unwindkit debuginfod --port 0` over `paths`; its log lines are kept in `log`."""
 
-    def __init__(self, paths, cache_dir, extra=()):
+    def __init__(self, paths, cache_dir, extra=(), port=0, env=None):
+        # DEBUGINFOD_URLS is the server's upstream when --upstream is not given: only what a
+        # test passes in `env` is.
+        if env is None:
+            env = {k: v for k, v in os.environ.items() if k != "DEBUGINFOD_URLS"}
         self.proc = subprocess.Popen(
-            [os.environ["UNWINDKIT"], "debuginfod", "--port", "0", "--cache", cache_dir,
+            [os.environ["UNWINDKIT"], "debuginfod", "--port", str(port), "--cache", cache_dir,
              *extra, *paths],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", env=env)
         first = self.proc.stdout.readline().strip()
         m = re.fullmatch(r"listening on http://127\.0\.0\.1:(\d+)", first)
         if not m:
@@ -67,12 +77,14 @@ class Server:
         for line in self.proc.stderr:
             self.log.append(line.rstrip("\n"))
 
-    def get(self, raw_path, user_agent=None):
+    def get(self, raw_path, user_agent=None, headers=()):
         """(status, body) for a GET of `raw_path` exactly as given (no client normalising)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         conn.putrequest("GET", raw_path, skip_accept_encoding=True)
         if user_agent:
             conn.putheader("User-Agent", user_agent)
+        for name, value in headers:
+            conn.putheader(name, value)
         conn.endheaders()
         r = conn.getresponse()
         body = r.read()
@@ -92,6 +104,61 @@ class Server:
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
+
+
+def free_port():
+    """A port free on loopback now (for a server that cannot be told to take any)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ElfutilsServer:
+    """elfutils' own `debuginfod -F FOLDER` (the server fleets run), once it serves every
+    build-id of `wanted` (its first scan is done). It listens on every address of the machine
+    (0.188 has no option to bind one), on a port free when it starts."""
+
+    def __init__(self, folder, work, wanted, timeout=120):
+        binary = shutil.which("debuginfod")
+        if binary is None:
+            raise FileNotFoundError("debuginfod (elfutils' server) is not installed")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGINFOD_")}
+        self.log_path = os.path.join(work, "elfutils-debuginfod.log")
+        with open(self.log_path, "w") as log:
+            self.proc = subprocess.Popen(
+                [binary, "-F", "-p", str(self.port), "-d", os.path.join(work, "elfutils.sqlite"),
+                 "-g", "0", folder], stdout=log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + timeout
+        waiting = list(wanted)
+        while waiting and time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+                conn.request("GET", f"/buildid/{waiting[0]}/executable")  # it answers no HEAD
+                r = conn.getresponse()
+                r.read()
+                conn.close()
+                if r.status == 200:
+                    waiting.pop(0)
+                    continue
+            except OSError:
+                pass
+            time.sleep(0.5)
+        if waiting:
+            self.stop()
+            with open(self.log_path) as f:
+                raise RuntimeError(f"elfutils' debuginfod does not serve {waiting[0]} after "
+                                   f"{timeout} s: {f.read()[-500:]}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
 
 def build_id(path):
@@ -327,6 +394,68 @@ def check_twins(gdb, stripped, stripped_core, want_pcs, work):
     return problems
 
 
+def gdb_through(gdb, pair, stripped_core, url, cache):
+    """GDB's stacks of the stripped core with `url` its only debuginfod server."""
+    env = dict(os.environ, DEBUGINFOD_URLS=url, DEBUGINFOD_CACHE_PATH=cache)
+    return gdb_frames(gdb, pair.stripped.exe, stripped_core,
+                      [f"set solib-search-path {pair.stripped.dir}"], env,
+                      early=["set debuginfod enabled on"])
+
+
+def dap_search(build):
+    return [f"settings append target.exec-search-paths {d}" for d in [build.dir, *build.search_dirs]]
+
+
+def dap_through(dap, pair, stripped_core, url, cache):
+    """lldb-dap's stacks of the stripped core with `url` its only debuginfod server."""
+    return core_stacks(dap, pair.stripped.exe, stripped_core, [
+        f"settings set plugin.symbol-locator.debuginfod.server-urls {url}",
+        f"settings set plugin.symbol-locator.debuginfod.cache-path {cache}",
+        *dap_search(pair.stripped)])
+
+
+def check_upstreams(pair, stripped_core, upstream, want_pcs, lldb_want, work):
+    """GDB and lldb-dap pointed only at a server that indexed nothing, in front of `upstream`
+    (this suite's server over the stripped build and its core) and of elfutils' debuginfod over
+    the stripped build's folder: the same stacks as the truth. Returns (problems, what ran)."""
+    problems, ran = [], []
+    empty = os.path.join(work, "indexed-nothing")
+    os.makedirs(empty, exist_ok=True)
+    bid = build_id(pair.stripped.exe)
+    upstreams = [("unwindkit", lambda: upstream)]
+    if shutil.which("debuginfod"):
+        upstreams.append(("elfutils", lambda: ElfutilsServer(
+            pair.stripped.dir, work, [build_id(f) for f in [pair.stripped.exe, *pair.stripped.libs]])))
+    else:
+        problems.append("elfutils' debuginfod (package debuginfod) is not installed")
+    gdb = truth.tools.need(pair.arch.gdb)
+    dap = truth.tools.need(LLDB_DAP)
+    for kind, start in upstreams:
+        up = start()
+        try:
+            front = Server([empty], os.path.join(work, f"front-{kind}-cache"),
+                           extra=("--upstream", up.url))
+            try:
+                got = gdb_through(gdb, pair, stripped_core, front.url,
+                                  os.path.join(work, f"gdb-front-{kind}"))
+                problems += compare_stacks(want_pcs, [[pc for pc, _ in t] for t in got],
+                                           f"gdb through a {kind} upstream")
+                lldb_got = dap_through(dap, pair, stripped_core, front.url,
+                                       os.path.join(work, f"lldb-front-{kind}"))
+                problems += compare_stacks(lldb_want, lldb_got, f"lldb-dap through a {kind} upstream")
+                if not front.served(bid):
+                    problems.append(f"the front of the {kind} upstream never served the program's "
+                                    "debuginfo")
+                ran.append(f"{kind} upstream: gdb {sum(len(t) for t in got)}, lldb-dap "
+                           f"{sum(len(t) for t in lldb_got)} frames")
+            finally:
+                front.stop()
+        finally:
+            if up is not upstream:
+                up.stop()
+    return problems, ran
+
+
 def check_pair(pair, intact_core, stripped_core, work, protocol, result):
     problems = []
     os.makedirs(work, exist_ok=True)
@@ -343,11 +472,7 @@ def check_pair(pair, intact_core, stripped_core, work, protocol, result):
                           [f"set solib-search-path {pair.intact.dir}"])
         if not want or not want[0] or want[0][-1][1] != "_start":
             raise truth.Skip(f"GDB on the intact core does not end at _start: {want[:1]}")
-        env = dict(os.environ, DEBUGINFOD_URLS=server.url,
-                   DEBUGINFOD_CACHE_PATH=os.path.join(work, "gdb-cache"))
-        got = gdb_frames(gdb, pair.stripped.exe, stripped_core,
-                         [f"set solib-search-path {pair.stripped.dir}"], env,
-                         early=["set debuginfod enabled on"])
+        got = gdb_through(gdb, pair, stripped_core, server.url, os.path.join(work, "gdb-cache"))
         want_pcs = [[pc for pc, _ in t] for t in want]
         problems += compare_stacks(want_pcs, [[pc for pc, _ in t] for t in got], "gdb")
         lldb_named = sorted({name for t in got for _, name in t if "___lldb_unnamed" in name})
@@ -369,18 +494,14 @@ def check_pair(pair, intact_core, stripped_core, work, protocol, result):
             line += ", v2 and v3 twins"
         if pair.arch is truth.X86_64:
             dap = truth.tools.need(LLDB_DAP)
-
-            def search(build):
-                return [f"settings append target.exec-search-paths {d}"
-                        for d in [build.dir, *build.search_dirs]]
-            lldb_want = core_stacks(dap, pair.intact.exe, intact_core, search(pair.intact))
-            lldb_got = core_stacks(dap, pair.stripped.exe, stripped_core, [
-                f"settings set plugin.symbol-locator.debuginfod.server-urls {server.url}",
-                "settings set plugin.symbol-locator.debuginfod.cache-path "
-                + os.path.join(work, "lldb-cache"),
-                *search(pair.stripped)])
+            lldb_want = core_stacks(dap, pair.intact.exe, intact_core, dap_search(pair.intact))
+            lldb_got = dap_through(dap, pair, stripped_core, server.url,
+                                   os.path.join(work, "lldb-cache"))
             problems += compare_stacks(lldb_want, lldb_got, "lldb-dap")
             line += f", lldb-dap {sum(len(t) for t in lldb_got)} frames"
+            found, ran = check_upstreams(pair, stripped_core, server, want_pcs, lldb_want, work)
+            problems += found
+            line += "".join(f"; {r}" for r in ran)
         print(line)
     finally:
         server.stop()
