@@ -11,6 +11,7 @@
 #include <future>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "unwindkit/dwarf/cfi.h"
 #include "unwindkit/elf/side_file.h"
+#include "unwindkit/prologue/fragments.h"
 #include "unwindkit/prologue/lower.h"
 #include "unwindkit/sframe/function_rows.h"
 #include "unwindkit/sframe/constants.h"
@@ -216,13 +218,68 @@ void add_trace(const elf::ElfFile& module, elf::SideFileSpec& spec,
 
 namespace {
 
+// What a cold fragment's analysis needs of the whole module (prologue/fragments.h): its jump
+// index and where each function is, made once, at the first function that may be a fragment,
+// by whichever thread meets it.
+class Fragments {
+ public:
+  Fragments(const sframe::Section& section, const elf::ElfFile& module)
+      : section_(section), module_(module) {}
+
+  const prologue::JumpIndex& jumps() {
+    std::call_once(once_, [this] {
+      for (size_t i = 0; i < section_.fdes.size(); ++i)
+        if (!section_.fdes[i].pcmask()) starts_.emplace_back(section_.fdes[i].func_start, i);
+      std::sort(starts_.begin(), starts_.end());
+      std::vector<uint64_t> starts;
+      starts.reserve(starts_.size());
+      for (const auto& [start, i] : starts_) starts.push_back(start);
+      index_ = prologue::JumpIndex::build(module_, section_.arch(), starts);
+    });
+    return index_;
+  }
+
+  // The analysis of the function holding `pc`, entered by a call, kept in `made` (one
+  // fragment's: only fragments ask, of the function their jumps come from).
+  const prologue::Analysis* analysis_of(uint64_t pc, std::map<uint64_t, prologue::Analysis>& made) {
+    (void)jumps();
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), std::pair{pc, SIZE_MAX});
+    if (it == starts_.begin()) return nullptr;
+    const sframe::Fde& fde = section_.fdes[std::prev(it)->second];
+    if (pc >= fde.func_end()) return nullptr;
+    if (auto found = made.find(fde.func_start); found != made.end()) return &found->second;
+    auto rows = sframe::function_rows(section_, std::prev(it)->second);
+    if (!rows || rows->empty()) return nullptr;
+    return &made.emplace(fde.func_start, prologue::analyze_function(
+                                             module_, section_.arch(), fde.func_start,
+                                             fde.func_end(), *rows))
+                .first->second;
+  }
+
+ private:
+  const sframe::Section& section_;
+  const elf::ElfFile& module_;
+  std::once_flag once_;
+  std::vector<std::pair<uint64_t, size_t>> starts_;  // function start, FDE index; sorted
+  prologue::JumpIndex index_;
+};
+
 // A function's rows with the prologue analyzer's findings: a row at every SFrame row start
-// and wherever what the code proves changes (a save between two rows).
+// and wherever what the code proves changes (a save between two rows). With `fragments`, a
+// cold fragment is analyzed from the jumps into it.
 dwarf::CfiFunction analyzed_function(const elf::ElfFile& module, const sframe::Fde& fde,
-                                     std::span<const prologue::TableRow> rows) {
+                                     std::span<const prologue::TableRow> rows,
+                                     Fragments* fragments) {
   dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
-  const prologue::Analysis analysis = prologue::analyze_function(
+  prologue::Analysis analysis = prologue::analyze_function(
       module, rows.front().rule.arch, fde.func_start, fde.func_end(), rows);
+  if (fragments != nullptr && prologue::may_be_fragment(analysis)) {
+    std::map<uint64_t, prologue::Analysis> made;
+    analysis = prologue::analyze_entered(
+        std::move(analysis), module, fde.func_start, fde.func_end(), rows,
+        [&]() -> const prologue::JumpIndex& { return fragments->jumps(); },
+        [&](uint64_t pc) { return fragments->analysis_of(pc, made); });
+  }
   std::vector<uint64_t> starts;
   starts.reserve(rows.size() + analysis.regions.size());
   for (const prologue::TableRow& row : rows) starts.push_back(row.start);
@@ -245,11 +302,11 @@ dwarf::CfiFunction analyzed_function(const elf::ElfFile& module, const sframe::F
 
 // The CFI of the section's FDE `i`, with no row when it has none.
 dwarf::CfiFunction cfi_function(const sframe::Section& section, const elf::ElfFile& module,
-                                size_t i) {
+                                size_t i, Fragments* fragments) {
   const sframe::Fde& fde = section.fdes[i];
   if (!fde.pcmask()) {
     if (auto rows = sframe::function_rows(section, i); rows && !rows->empty())
-      return analyzed_function(module, fde, *rows);
+      return analyzed_function(module, fde, *rows, fragments);
   }
   dwarf::CfiFunction fn{fde.func_start, fde.func_end(), {}};
   const uint32_t rep = fde.pcmask() ? section.rep_size(fde) : 0;
@@ -283,7 +340,7 @@ Result<std::vector<dwarf::CfiFunction>> entry_function(const elf::ElfFile& modul
   for (size_t i = 0; i < section->fdes.size(); ++i) {
     const sframe::Fde& fde = section->fdes[i];
     if (module.entry() >= fde.func_start && module.entry() < fde.func_end()) {
-      dwarf::CfiFunction fn = cfi_function(*section, module, i);
+      dwarf::CfiFunction fn = cfi_function(*section, module, i, nullptr);
       if (fn.rows.empty()) return {};
       return std::vector<dwarf::CfiFunction>{std::move(fn)};
     }
@@ -315,10 +372,12 @@ std::vector<dwarf::CfiFunction> cfi_functions(const sframe::Section& section,
   const size_t count = chosen.size();
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(
       count / kFunctionsPerThread, 1, std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads)));
+  Fragments fragments(section, module);
   auto share = [&](size_t begin, size_t end) {  // positions in `chosen`
     std::vector<dwarf::CfiFunction> out;
     for (size_t i = begin; i < end; ++i)
-      if (dwarf::CfiFunction fn = cfi_function(section, module, chosen[i]); !fn.rows.empty())
+      if (dwarf::CfiFunction fn = cfi_function(section, module, chosen[i], &fragments);
+          !fn.rows.empty())
         out.push_back(std::move(fn));
     return out;
   };

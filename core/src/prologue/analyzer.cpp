@@ -66,47 +66,10 @@ struct Draft {
   std::array<RegState, kMaxCalleeSaved> regs{};
 };
 
-// A call returns to the next instruction: no edge into the function's code, even when it calls
-// the function itself (recursion). Capstone 4 files AArch64 `bl` under the jump group.
-bool is_call(Arch arch, const cs_insn& insn) {
-  switch (arch) {
-    case Arch::X86_64: return insn.id == X86_INS_CALL || insn.id == X86_INS_LCALL;
-    case Arch::AArch64: return insn.id == ARM64_INS_BL || insn.id == ARM64_INS_BLR;
-    default: return insn.id == SYSZ_INS_BRASL || insn.id == SYSZ_INS_BASR;
-  }
-}
-
-// A direct jump's target (the last operand, an immediate, on every architecture here).
-std::optional<uint64_t> direct_target(Arch arch, const cs_insn& insn) {
-  switch (arch) {
-    case Arch::X86_64: {
-      const cs_x86& x = insn.detail->x86;
-      if (x.op_count > 0 && x.operands[x.op_count - 1].type == X86_OP_IMM)
-        return static_cast<uint64_t>(x.operands[x.op_count - 1].imm);
-      break;
-    }
-    case Arch::AArch64: {
-      const cs_arm64& a = insn.detail->arm64;
-      if (a.op_count > 0 && a.operands[a.op_count - 1].type == ARM64_OP_IMM)
-        return static_cast<uint64_t>(a.operands[a.op_count - 1].imm);
-      break;
-    }
-    default: {
-      const cs_sysz& z = insn.detail->sysz;
-      if (z.op_count > 0 && z.operands[z.op_count - 1].type == SYSZ_OP_IMM)
-        return static_cast<uint64_t>(z.operands[z.op_count - 1].imm);
-      break;
-    }
-  }
-  return std::nullopt;
-}
-
 // A jump that stays in the function (a direct one to an address inside it, or an indirect
 // one): its frame state reaches code here. A call, or a jump out (a tail call), is none.
 bool jumps_within(const Decoder& d, const cs_insn& insn, uint64_t func_start, uint64_t func_end) {
-  if (!cs_insn_group(d.handle(), &insn, CS_GRP_JUMP) || is_call(d.arch(), insn) ||
-      cs_insn_group(d.handle(), &insn, CS_GRP_CALL))
-    return false;
+  if (!is_jump(d, insn)) return false;
   const auto target = direct_target(d.arch(), insn);
   return !target || (*target >= func_start && *target < func_end);
 }
@@ -173,10 +136,18 @@ class Pass {
   // `drafts`: where the claims are drafted, emptied here (the thread's, reused by one walk
   // after another: a draft is a few hundred bytes, and growing a vector of them for each walk
   // of each function was a tenth of a large module's side file).
-  Pass(Arch arch, uint64_t func_start, uint64_t func_end, std::vector<Draft>& drafts)
+  Pass(Arch arch, uint64_t func_start, uint64_t func_end, std::vector<Draft>& drafts,
+       std::span<const Entry> entries)
       : m_(arch), info_(arch_info(arch)), func_start_(func_start), func_end_(func_end),
-        drafts_(drafts) {
+        entered_by_jumps_(!entries.empty()), drafts_(drafts) {
     drafts_.clear();
+    // The jumps from elsewhere are jumps the walks see from the start: every walk has them.
+    for (const Entry& e : entries) {
+      const FrameState s = state_of(e.state);
+      if (s.sp) add(jumps_.by_cfa, CfaKey{info_.sp, *s.sp}, s);
+      if (s.fp) add(jumps_.by_cfa, CfaKey{info_.fp, *s.fp}, s);
+      add(jumps_.by_target, e.at, s);
+    }
   }
 
   // One linear walk. Code that jumps reach starts from (after a ret or jump) or joins
@@ -189,11 +160,18 @@ class Pass {
   Analysis finish() const;
 
  private:
-  void lose(uint64_t at, std::string message) {
+  void lose(uint64_t at, StopKind kind, std::string message) {
     if (stopped_) return;
     stopped_ = Error{".text", at - func_start_, "instruction", std::move(message),
                      ErrorKind::Unsupported};
+    stop_kind_ = kind;
   }
+  // A jump's state in the model's terms: a register neither saved nor unchanged is unknown.
+  FrameState state_of(const JumpState& j) const;
+  // The model's state before the instruction at `at` (the final drafts, withdrawals made),
+  // with SP and FP as the walk saw them.
+  JumpState jump_state(uint64_t at, std::optional<int64_t> sp, std::optional<int64_t> fp,
+                       bool fully_explained) const;
   void start_block(uint64_t at, const std::optional<CfaKey>& key, const JumpStates& jumps);
   // The state with the key's register at its CFA distance (a meet may have lost it).
   FrameState at_key(FrameState s, const CfaKey& key) const {
@@ -208,15 +186,66 @@ class Pass {
   FrameModel m_;
   const ArchInfo& info_;
   uint64_t func_start_, func_end_;
+  bool entered_by_jumps_;  // entries were given: no call enters the function at its start
   bool final_ = false;  // the second walk: the jumps given are all there are
   JumpStates jumps_;
   std::vector<Draft>& drafts_;
   std::optional<Error> stopped_;
+  StopKind stop_kind_ = StopKind::None;
+  // The final walk's jumps out: where, to where, and SP and FP there.
+  struct ExitSeen {
+    uint64_t from;
+    std::optional<uint64_t> to;
+    std::optional<int64_t> sp, fp;
+  };
+  std::vector<ExitSeen> exits_;
 };
+
+FrameState Pass::state_of(const JumpState& j) const {
+  FrameState s;
+  s.sp = j.cfa_minus_sp;
+  s.fp = j.cfa_minus_fp;
+  const auto saved = m_.callee_saved();
+  for (size_t i = 0; i < saved.size(); ++i) {
+    const auto slot = std::find_if(j.saved.begin(), j.saved.end(),
+                                   [&](const SavedReg& r) { return r.reg == saved[i]; });
+    if (slot != j.saved.end())
+      s.regs[i] = {Kind::Saved, slot->rule.offset};
+    else if (std::binary_search(j.unchanged.begin(), j.unchanged.end(), saved[i]))
+      s.regs[i] = {Kind::Caller, 0};
+    else
+      s.regs[i] = {Kind::Unknown, 0};
+  }
+  return s;
+}
+
+JumpState Pass::jump_state(uint64_t at, std::optional<int64_t> sp, std::optional<int64_t> fp,
+                           bool fully_explained) const {
+  JumpState out{sp, fp, {}, {}};
+  auto it = std::upper_bound(drafts_.begin(), drafts_.end(), at,
+                             [](uint64_t v, const Draft& d) { return v < d.start; });
+  if (it == drafts_.begin() || std::prev(it)->lost) return out;
+  const Draft& d = *std::prev(it);
+  const auto saved = m_.callee_saved();
+  for (size_t i = 0; i < saved.size(); ++i) {
+    const RegState& r = d.regs[i];
+    // As finish() claims them: a register written anywhere while it held the caller's value
+    // is not claimed unchanged anywhere.
+    if (r.kind == Kind::Saved)
+      out.saved.push_back({saved[i], RegRule::at_cfa(r.slot)});
+    else if (r.kind == Kind::Caller && fully_explained && (m_.tainted() >> i & 1u) == 0)
+      out.unchanged.push_back(saved[i]);
+  }
+  std::sort(out.saved.begin(), out.saved.end(),
+            [](const SavedReg& a, const SavedReg& b) { return a.reg < b.reg; });
+  std::sort(out.unchanged.begin(), out.unchanged.end());
+  return out;
+}
 
 void Pass::start_block(uint64_t at, const std::optional<CfaKey>& key, const JumpStates& jumps) {
   if (!key) {
-    lose(at, fmt::format("block at {:#x}: its row's CFA is not SP or FP based", at));
+    lose(at, StopKind::CfaNotSpOrFp,
+         fmt::format("block at {:#x}: its row's CFA is not SP or FP based", at));
     return;
   }
   const auto direct = jumps.by_target.find(at);
@@ -227,7 +256,7 @@ void Pass::start_block(uint64_t at, const std::optional<CfaKey>& key, const Jump
   } else if (under != jumps.by_cfa.end()) {
     s = under->second;
   } else if (final_) {
-    lose(at, fmt::format("block at {:#x}: no jump reaches its frame", at));
+    lose(at, StopKind::Unreached, fmt::format("block at {:#x}: no jump reaches its frame", at));
     return;
   } else {
     // An earlier walk goes on (its jumps further on are what the next one needs), knowing
@@ -282,8 +311,10 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
   Instructions::Walk walk = code.walk();
   size_t next_row = 0;
   const TableRow* row = nullptr;
-  Flow previous = Flow::Next;
+  // A function entered only by jumps starts as a block after a jump does.
+  Flow previous = entered_by_jumps_ ? Flow::Terminal : Flow::Next;
   uint64_t at = func_start_;
+  exits_.clear();
   // Where the code the model walks straight through began: the function's start, a block's,
   // or the return from a call (which a call that does not return never makes).
   uint64_t straight_from = func_start_;
@@ -291,7 +322,8 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
     bool boundary = false;
     while (next_row < rows.size() && rows[next_row]->start <= at) {
       if (rows[next_row]->start < at)
-        lose(at, fmt::format("row at {:#x} starts inside an instruction", rows[next_row]->start));
+        lose(at, StopKind::RowInsideInstruction,
+             fmt::format("row at {:#x} starts inside an instruction", rows[next_row]->start));
       row = rows[next_row++];
       boundary = true;
     }
@@ -306,7 +338,8 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
           (previous == Flow::Call && boundary && !matches(m_, key, info_)))
         start_block(at, key, jumps);
       else if (boundary && !matches(m_, key, info_))
-        lose(at, fmt::format("the code's frame at {:#x} is not the row's", at));
+        lose(at, at == func_start_ ? StopKind::NotCalled : StopKind::FrameMismatch,
+             fmt::format("the code's frame at {:#x} is not the row's", at));
       else if (const auto join = jumps.by_target.find(at); join != jumps.by_target.end())
         m_.set_state(key ? at_key(meet(m_.state(), join->second), *key)
                          : meet(m_.state(), join->second));
@@ -316,12 +349,17 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
     // A jump within the function (a tail call's leaves it: no block here starts from it).
     // Capstone puts AArch64 `bl` in the jump group too: a call (to the function itself, in a
     // recursion) returns here, and is no edge into the function's code.
+    if (final_ && is_jump(d, *insn)) {
+      const auto target = direct_target(m_.arch(), *insn);
+      if (!target || *target < func_start_ || *target >= func_end_)
+        exits_.push_back({at, target, m_.sp(), m_.fp()});
+    }
     if (key && jumps_within(d, *insn, func_start_, func_end_)) {
       add(jumps_.by_cfa, *key, m_.state());
       if (const auto target = direct_target(m_.arch(), *insn))
         add(jumps_.by_target, *target, m_.state());
       if (jumps_.by_target.size() > kMaxTargets) {
-        lose(at, fmt::format("more than {} jump targets", kMaxTargets));
+        lose(at, StopKind::TooManyTargets, fmt::format("more than {} jump targets", kMaxTargets));
         draft(at);
         break;
       }
@@ -335,7 +373,7 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
         if (resaved >> i & 1u) withdraw(i, straight_from);
   }
   if (at < func_end_ && !stopped_) {
-    lose(at, fmt::format("no instruction decodes at {:#x}", at));
+    lose(at, StopKind::Undecodable, fmt::format("no instruction decodes at {:#x}", at));
     draft(at);
   }
 }
@@ -343,7 +381,11 @@ void Pass::run(const Decoder& d, const Instructions& code, std::span<const Table
 Analysis Pass::finish() const {
   Analysis out;
   out.stopped = stopped_;
+  out.stop_kind = stop_kind_;
   out.fully_explained = !stopped_;
+  out.exits.reserve(exits_.size());
+  for (const ExitSeen& e : exits_)
+    out.exits.push_back({e.from, e.to, jump_state(e.from, e.sp, e.fp, out.fully_explained)});
   const auto saved = m_.callee_saved();
   for (size_t k = 0; k < drafts_.size(); ++k) {
     const Draft& d = drafts_[k];
@@ -377,7 +419,8 @@ Analysis Pass::finish() const {
 // Bounds the work on code whose jumps keep changing each other's states.
 constexpr int kMaxWalks = 8;
 
-Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const TableRow> rows) {
+Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const TableRow> rows,
+                 std::span<const Entry> entries) {
   if (code.empty() || code.size() > UINT64_MAX - func_start) return {};
   detail::Decoder* decoder = detail::Decoder::for_arch(arch);
   if (decoder == nullptr) {
@@ -386,6 +429,7 @@ Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const Tab
     out.stopped = Error{".text", 0, "architecture",
                         fmt::format("no prologue analysis for {}", arch_name(arch)),
                         ErrorKind::Unsupported};
+    out.stop_kind = StopKind::NoAnalysis;
     return out;
   }
   // Walks until the jumps' states stop changing: each walk starts blocks from the previous
@@ -394,20 +438,20 @@ Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const Tab
   const detail::Instructions instructions(*decoder, code, func_start);
   const std::vector<const TableRow*> within = detail::rows_within(rows, func_start, func_end);
   thread_local std::vector<detail::Draft> drafts;
-  if (!detail::may_jump_within(*decoder, instructions, func_start, func_end)) {
+  if (entries.empty() && !detail::may_jump_within(*decoder, instructions, func_start, func_end)) {
     // No walk can find a jump: the first would give the second none, and the second's
     // analysis would be the answer. It is walked alone (straight-line code: about a third
     // of a compiled program's functions).
     const detail::JumpStates none;
-    detail::Pass only(arch, func_start, func_end, drafts);
+    detail::Pass only(arch, func_start, func_end, drafts, entries);
     only.run(*decoder, instructions, within, &none);
     return only.finish();
   }
-  detail::Pass first(arch, func_start, func_end, drafts);
+  detail::Pass first(arch, func_start, func_end, drafts, entries);
   first.run(*decoder, instructions, within, nullptr);
   detail::JumpStates jumps = first.jumps();
   for (int walk = 0; walk < kMaxWalks; ++walk) {
-    detail::Pass next(arch, func_start, func_end, drafts);
+    detail::Pass next(arch, func_start, func_end, drafts, entries);
     next.run(*decoder, instructions, within, &jumps);
     if (next.jumps() == jumps) return next.finish();
     jumps = next.jumps();
@@ -417,6 +461,7 @@ Analysis analyze(Arch arch, Bytes code, uint64_t func_start, std::span<const Tab
   out.stopped = Error{".text", 0, "instruction",
                       fmt::format("the jumps' frame states did not settle in {} walks", kMaxWalks),
                       ErrorKind::Unsupported};
+  out.stop_kind = StopKind::Unsettled;
   return out;
 }
 

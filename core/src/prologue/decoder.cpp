@@ -275,4 +275,41 @@ const cs_insn* Instructions::Walk::next(uint64_t& at) {
   return cs_disasm_iter(all_.d_.handle(), &p_, &left_, &address_, insn) ? insn : nullptr;
 }
 
+bool is_call(Arch arch, const cs_insn& insn) {
+  switch (arch) {
+    case Arch::X86_64: return insn.id == X86_INS_CALL || insn.id == X86_INS_LCALL;
+    case Arch::AArch64: return insn.id == ARM64_INS_BL || insn.id == ARM64_INS_BLR;
+    default: return insn.id == SYSZ_INS_BRASL || insn.id == SYSZ_INS_BASR;
+  }
+}
+
+std::optional<uint64_t> direct_target(Arch arch, const cs_insn& insn) {
+  switch (arch) {
+    case Arch::X86_64: {
+      const cs_x86& x = insn.detail->x86;
+      if (x.op_count > 0 && x.operands[x.op_count - 1].type == X86_OP_IMM)
+        return static_cast<uint64_t>(x.operands[x.op_count - 1].imm);
+      break;
+    }
+    case Arch::AArch64: {
+      const cs_arm64& a = insn.detail->arm64;
+      if (a.op_count > 0 && a.operands[a.op_count - 1].type == ARM64_OP_IMM)
+        return static_cast<uint64_t>(a.operands[a.op_count - 1].imm);
+      break;
+    }
+    default: {
+      const cs_sysz& z = insn.detail->sysz;
+      if (z.op_count > 0 && z.operands[z.op_count - 1].type == SYSZ_OP_IMM)
+        return static_cast<uint64_t>(z.operands[z.op_count - 1].imm);
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+bool is_jump(const Decoder& d, const cs_insn& insn) {
+  return cs_insn_group(d.handle(), &insn, CS_GRP_JUMP) && !is_call(d.arch(), insn) &&
+         !cs_insn_group(d.handle(), &insn, CS_GRP_CALL);
+}
+
 }  // namespace unwindkit::prologue::detail

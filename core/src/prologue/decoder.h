@@ -143,4 +143,12 @@ class Instructions {
   size_t count_ = 0;
 };
 
+// A call returns to the next instruction: no edge into the function's code, even when it calls
+// the function itself (recursion). Capstone 4 files AArch64 `bl` under the jump group.
+bool is_call(Arch arch, const cs_insn& insn);
+// A jump other than a call (conditional or not, direct or not).
+bool is_jump(const Decoder& d, const cs_insn& insn);
+// A direct jump's or call's target (the last operand, an immediate, on every architecture here).
+std::optional<uint64_t> direct_target(Arch arch, const cs_insn& insn);
+
 }  // namespace unwindkit::prologue::detail

@@ -37,7 +37,7 @@ std::vector<std::pair<uint64_t, uint64_t>> plt_ranges(const elf::ElfFile& file) 
 }
 
 Analysis analyze_function(const elf::ElfFile& file, Arch arch, uint64_t start, uint64_t end,
-                          std::span<const TableRow> rows) {
+                          std::span<const TableRow> rows, std::span<const Entry> entries) {
   if (end <= start) return {};
   if (in_plt(file, start)) {  // nothing to decode: the stubs only jump
     Analysis plt;
@@ -47,7 +47,7 @@ Analysis analyze_function(const elf::ElfFile& file, Arch arch, uint64_t start, u
   }
   const Bytes code = file.bytes_at_address(start, end - start);
   if (code.size() != end - start) return {};
-  return analyze(arch, code, start, rows);
+  return analyze(arch, code, start, rows, entries);
 }
 
 }  // namespace unwindkit::prologue

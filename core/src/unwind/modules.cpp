@@ -317,19 +317,40 @@ Result<std::optional<UnwindRule>> Module::sframe_rule(uint64_t pc) {
 
 void Module::add_code_saves(const sframe::Index& index, uint64_t at, UnwindRule& rule) {
   if (rule.outermost()) return;
-  auto it = analyses_.find(rule.func_start);
-  if (it == analyses_.end()) {
-    auto file = elf();
-    if (!file) return;
-    auto rows = index.function_rows(at);
-    it = analyses_
-             .emplace(rule.func_start,
-                      rows ? prologue::analyze_function(**file, rule.arch, rule.func_start,
-                                                        rule.func_end, *rows)
-                           : prologue::Analysis{})
-             .first;
+  if (const prologue::Analysis* a =
+          analysis(index, at, rule.func_start, rule.func_end, rule.arch, true))
+    prologue::lower(a->at(at), rule);
+}
+
+const prologue::Analysis* Module::analysis(const sframe::Index& index, uint64_t at,
+                                           uint64_t start, uint64_t end, Arch arch,
+                                           bool fragments) {
+  if (auto it = analyses_.find(start); it != analyses_.end()) return &it->second;
+  auto file = elf();
+  if (!file) return nullptr;
+  auto rows = index.function_rows(at);
+  if (!rows) return &analyses_.emplace(start, prologue::Analysis{}).first->second;
+  prologue::Analysis a = prologue::analyze_function(**file, arch, start, end, *rows);
+  if (fragments) {
+    auto jumps = [&]() -> const prologue::JumpIndex& {
+      if (!jumps_) {
+        std::vector<uint64_t> starts = index.function_starts();
+        std::sort(starts.begin(), starts.end());
+        jumps_ = prologue::JumpIndex::build(**file, arch, starts);
+      }
+      return *jumps_;
+    };
+    // The function a jump comes from, entered by a call (a fragment's own entries are not
+    // followed further).
+    auto from = [&](uint64_t pc) -> const prologue::Analysis* {
+      auto r = index.lookup(pc);
+      if (!r || !*r || (*r)->outermost()) return nullptr;
+      return analysis(index, pc, (*r)->func_start, (*r)->func_end, arch, false);
+    };
+    a = prologue::analyze_entered(std::move(a), **file, start, end, *rows, jumps, from);
   }
-  prologue::lower(it->second.at(at), rule);
+  // (Element references stay valid as the map grows: the jumping function's, held above.)
+  return &analyses_.emplace(start, std::move(a)).first->second;
 }
 
 Result<std::optional<UnwindRule>> Module::entry_point_rule(uint64_t pc) {

@@ -28,8 +28,8 @@ std::vector<std::pair<uint64_t, uint64_t>> plt_ranges(const elf::ElfFile& file);
 
 // The analysis of the function [start, end) of `file` against its rows; the code bytes come
 // from the file, as the tables do. A PLT function (in_plt) is one region, every register
-// unchanged. An empty Analysis when the file does not hold the code.
+// unchanged. An empty Analysis when the file does not hold the code. `entries`: analyze()'s.
 Analysis analyze_function(const elf::ElfFile& file, Arch arch, uint64_t start, uint64_t end,
-                          std::span<const TableRow> rows);
+                          std::span<const TableRow> rows, std::span<const Entry> entries = {});
 
 }  // namespace unwindkit::prologue

@@ -39,6 +39,8 @@ class Index {
 
   const Header& header() const { return header_; }
   size_t function_count() const { return starts_.size(); }
+  // Each function's start, in the section's FDE order.
+  const std::vector<uint64_t>& function_starts() const { return starts_; }
   Arch arch() const;
 
  private:

@@ -25,6 +25,7 @@
 #include "unwindkit/compact_unwind/tables.h"
 #include "unwindkit/error.h"
 #include "unwindkit/prologue/analyzer.h"
+#include "unwindkit/prologue/fragments.h"
 #include "unwindkit/rules.h"
 #include "unwindkit/sframe/index.h"
 #include "unwindkit/unwind/core_file.h"
@@ -141,9 +142,16 @@ class Module {
   std::optional<Result<std::unique_ptr<macho::MachOFile>>> macho_;
   std::optional<Result<std::unique_ptr<compact_unwind::SliceTables>>> compact_unwind_;
   std::optional<std::optional<UnwindRule>> entry_point_;  // link-time addresses
-  // The prologue analysis of each SFrame function asked about, by link-time start: made once.
+  // The prologue analysis of each SFrame function asked about, by link-time start: made once
+  // (a cold fragment's from the jumps into it, prologue/fragments.h).
   std::unordered_map<uint64_t, prologue::Analysis> analyses_;
+  // The module's direct jumps, made at the first function that may be a fragment.
+  std::optional<prologue::JumpIndex> jumps_;
   void add_code_saves(const sframe::Index& index, uint64_t at, UnwindRule& rule);
+  // The analysis of the SFrame function [start, end) holding link-time `at`; with `fragments`,
+  // a fragment's from its entries. nullptr without the module's file.
+  const prologue::Analysis* analysis(const sframe::Index& index, uint64_t at, uint64_t start,
+                                     uint64_t end, Arch arch, bool fragments);
 };
 
 class ModuleMap {
