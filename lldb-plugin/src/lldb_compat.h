@@ -8,14 +8,48 @@
 #include <lldb/API/LLDB.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
+
+#include "unwindkit/debuginfo/synthesize.h"
 
 namespace unwindkit::lldb_plugin {
 
 // lldb::SBProgress came with LLDB 20; SBTarget::GetGloballyUniqueID with LLDB 22.
 inline constexpr int kProgressSince = 20;
 inline constexpr int kTargetIdSince = 22;
+
+// The running LLDB's major version, from its version text ("lldb version 19.1.7 ..."): an
+// LLDB newer than this build's headers takes this build too (the loader's choice).
+inline int running_lldb_major() {
+  static const int major = [] {
+    const char* text = lldb::SBDebugger::GetVersionString();
+    const char* digits = text != nullptr ? std::strpbrk(text, "0123456789") : nullptr;
+    return digits != nullptr ? std::atoi(digits) : UNWINDKIT_LLDB_API_VERSION;
+  }();
+  return major;
+}
+
+// How the running LLDB names a function it knows only from CFI, which the side files must
+// name as LLDB does on the module's `.eh_frame` twin: by address since LLDB 20 (measured on
+// 21 and 22), by a number before (19), when LLDB also takes neither names nor CFI from a
+// symbol file's `.eh_frame` (debuginfo::FallbackNames).
+inline constexpr int kAddressNamesSince = 20;
+inline debuginfo::FallbackNames lldb_names() {
+  return running_lldb_major() >= kAddressNamesSince ? debuginfo::FallbackNames::Lldb
+                                                    : debuginfo::FallbackNames::LldbNumbered;
+}
+
+// Whether the running LLDB reads the files the plugin's in-process debuginfod server hands it
+// (module_server.h). LLDB 19's client does not: outside the `lldb` driver its HTTP client is
+// never initialized, and it takes no file from its cache either (measured: SB API scripts and
+// lldb-dap-19 got no side file). It does look for `DIR/.build-id/xx/yyyy.debug` in
+// `target.debug-file-search-paths` (its default symbol locator), where the plugin puts the
+// same files for it.
+inline constexpr int kReadsServedFilesSince = 20;
+inline bool lldb_reads_served_files() { return running_lldb_major() >= kReadsServedFilesSince; }
 
 // A target's identity while it lives. LLDB 22 gives each target an id of its own; before
 // it, the debugger's id and the target's index in that debugger stand for it, which holds
@@ -72,9 +106,15 @@ inline std::string missing_features() {
                "targets told apart by their index (SBTarget::GetGloballyUniqueID, LLDB " +
                std::to_string(kTargetIdSince) + "): after a target is deleted, a later "
                "one may be taken for it and miss its side files";
+  if (running_lldb_major() < kAddressNamesSince)
+    missing += std::string(missing.empty() ? "" : "; ") +
+               "functions known only from SFrame are named ___lldb_unnamed_symbol<N> as LLDB " +
+               std::to_string(running_lldb_major()) +
+               " numbers them, but where .eh_frame had functions SFrame lacks (a static "
+               "link's libc), N differs from the .eh_frame copy's";
   if (missing.empty()) return missing;
   return "unwindkit: built for LLDB " + std::to_string(UNWINDKIT_LLDB_API_VERSION) +
-         "'s SB API: " + missing + "\n";
+         "'s SB API, in LLDB " + std::to_string(running_lldb_major()) + ": " + missing + "\n";
 }
 
 }  // namespace unwindkit::lldb_plugin

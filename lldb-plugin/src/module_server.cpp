@@ -44,6 +44,12 @@ constexpr size_t kSettingTextMax = 4096;
 // LLDB 22's debuginfod client (LLVM's file cache) keeps the debug file of build-id ID as
 // `<cache path>/llvmcache-ID` and opens that before asking any server.
 constexpr const char* kClientCachePrefix = "llvmcache-";
+// Where LLDB's default symbol locator finds a debug file by build-id, under each folder of
+// `target.debug-file-search-paths`: `.build-id/<first two hex digits>/<the rest>.debug`. The
+// route for an LLDB that reads no served file (lldb_reads_served_files).
+constexpr const char* kSearchPathsSetting = "target.debug-file-search-paths";
+constexpr const char* kBuildIdFolder = ".build-id";
+constexpr const char* kBuildIdSuffix = ".debug";
 // The served files kept between sessions, all modules together (GDB's side files too have a
 // gibibyte); a 1 M-function module's is 37 MB.
 constexpr uint64_t kServedBytes = uint64_t{1} << 30;
@@ -123,9 +129,7 @@ std::optional<std::filesystem::path> served_cache_dir() {
 }
 
 // How the served files are made and how many are kept.
-debuginfo::SynthesizeOptions served_options() {
-  return {.fallback_names = debuginfo::FallbackNames::Lldb};
-}
+debuginfo::SynthesizeOptions served_options() { return {.fallback_names = lldb_names()}; }
 server::CacheLimits served_limits() { return {0, kServedBytes}; }
 
 // The index remembers each module's content hash beside the files made of it: a large
@@ -228,6 +232,7 @@ void ModuleServer::listen() {
     options.refusal_bodies = false;
     // LLDB has the module it asks about: its file is never sent back to it.
     options.executables = false;
+    options.names = lldb_names();  // this LLDB's, whatever its client says
     options.listen_fd = std::exchange(reserved_socket_, -1);  // the server's from here
     http_ = std::make_unique<server::DebuginfodServer>(
         [this](std::string_view id) { return find(id); }, cache_, options);
@@ -247,6 +252,9 @@ void ModuleServer::attach(lldb::SBDebugger debugger) {
     run_command(debugger, command);
     run_command(debugger, fmt::format("settings set {} \"{}\"", kCacheSetting,
                                       client_cache_.string()));
+    if (!lldb_reads_served_files())
+      run_command(debugger, fmt::format("settings append {} \"{}\"", kSearchPathsSetting,
+                                        client_cache_.string()));
   }
   Listener* listener = nullptr;
   {
@@ -319,24 +327,24 @@ bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes
   // it. Were LLDB to name its cache files otherwise, it would ask the server as before.
   // With no folder to keep it in, the request makes it (once: LLDB asks once per module).
   if (!cache_.has_folder()) return false;
-  constexpr auto kLldb = debuginfo::FallbackNames::Lldb;
+  const debuginfo::FallbackNames names = lldb_names();
   // A module no session indexed (its hash not remembered) is hashed only when its file is
   // keyed by the hash: not for a large module's quick file, unless an analyzed file of its
   // build-id is kept (one of this content, perhaps).
   const bool large = sframe_bytes > wait_limit_;
-  if (module.content_hash.empty() && (!large || cache_.may_hold(module, kLldb))) {
+  if (module.content_hash.empty() && (!large || cache_.may_hold(module, names))) {
     std::lock_guard lock(mutex_);
     const server::IndexedModule* hashed = index_.hashed(module.build_id);
     if (hashed == nullptr) return false;  // changed since it was indexed
     module = *hashed;
   }
   std::optional<std::filesystem::path> kept =
-      module.content_hash.empty() ? std::nullopt : cache_.stored(module, kLldb);
+      module.content_hash.empty() ? std::nullopt : cache_.stored(module, names);
   // A module whose analyzed file would keep LLDB waiting gets the quick one (made in about a
   // twentieth of the time), and its analyzed one is made for later sessions.
   const bool quick = !kept && large;
   const server::FileKind kind = quick ? server::FileKind::Quick : server::FileKind::Analyzed;
-  if (quick) kept = cache_.stored(module, kLldb, kind);
+  if (quick) kept = cache_.stored(module, names, kind);
   if (!kept) {
     // LLDB's loading thread waits for this (a 1 M-function module's file takes a second or
     // more, its quick file a twentieth of that): the prompt's status line and lldb-dap's client
@@ -348,8 +356,8 @@ bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes
     if (debugger.IsValid())
       progress.emplace("unwindkit: making unwind info", name.c_str(), debugger);
     server::CacheSource source = server::CacheSource::Made;
-    const server::CachedFile made = cache_.get(module, source, kLldb, kind);
-    kept = cache_.stored(module, kLldb, kind);
+    const server::CachedFile made = cache_.get(module, source, names, kind);
+    kept = cache_.stored(module, names, kind);
     // No file for this content (its own CFI describes every function, say): nothing for
     // LLDB to ask the server for, nor an analyzed file to make for later sessions unless the
     // quick file's checks left tables out.
@@ -368,8 +376,13 @@ bool ModuleServer::hand_over(server::IndexedModule module, uint64_t sframe_bytes
     if (quick) quick_.insert(module.build_id);
     return true;
   };
-  const std::filesystem::path link = client_cache_ / (kClientCachePrefix + module.build_id);
+  std::filesystem::path link = client_cache_ / (kClientCachePrefix + module.build_id);
   std::error_code ec;
+  if (!lldb_reads_served_files() && module.build_id.size() > 2) {
+    link = client_cache_ / kBuildIdFolder / module.build_id.substr(0, 2) /
+           (module.build_id.substr(2) + kBuildIdSuffix);
+    std::filesystem::create_directories(link.parent_path(), ec);
+  }
   if (std::filesystem::exists(link, ec)) return linked();
   std::filesystem::create_hard_link(*kept, link, ec);
   if (ec) std::filesystem::create_symlink(*kept, link, ec);  // the cache on another file system
@@ -395,12 +408,13 @@ void ModuleServer::make_analyzed_later(const server::IndexedModule& module) {
     // Hashed here, off LLDB's path, and remembered: later sessions find the file by it.
     const std::optional<server::IndexedModule> hashed =
         server::with_content_hash(module, index_options().memo_dir);
-    if (hashed && !cache.stored(*hashed, debuginfo::FallbackNames::Lldb)) {  // else made already
+    const debuginfo::FallbackNames names = lldb_names();
+    if (hashed && !cache.stored(*hashed, names)) {  // else made already
       server::CacheSource source = server::CacheSource::Made;
-      cache.get(*hashed, source, debuginfo::FallbackNames::Lldb);
+      cache.get(*hashed, source, names);
     }
     // Later sessions take the analyzed file.
-    cache.remove(module, debuginfo::FallbackNames::Lldb, server::FileKind::Quick);
+    cache.remove(module, names, server::FileKind::Quick);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <fstream>
 
+#include "lldb_compat.h"
 #include "private_dir.h"
 #include "unwindkit/debuginfo/synthesize.h"
 #include "unwindkit/server/folder_budget.h"
@@ -129,7 +130,7 @@ Result<std::filesystem::path> side_file_for(const ModuleTables& tables,
   // where there is no server (Installer::reload_unserved): `.debug_frame` and `.symtab`
   // names, which LLDB reads either way (SynthesizeOptions::lldb_loads_it). Analyzed: the
   // callee-saved registers of callers as the served file states them.
-  auto file = debuginfo::synthesize(*module, {.fallback_names = debuginfo::FallbackNames::Lldb,
+  auto file = debuginfo::synthesize(*module, {.fallback_names = lldb_names(),
                                               .unwind = with_unwind,
                                               .lldb_loads_it = false});
   if (!file) return tl::unexpected(file.error());

@@ -20,7 +20,12 @@ constexpr const char* kChanged = "the file changed since it was indexed";
 constexpr size_t kKeyHashChars = 32;  // of the content hash, in a key
 
 const char* names_tag(debuginfo::FallbackNames names) {
-  return names == debuginfo::FallbackNames::Lldb ? "lldb" : "plain";
+  switch (names) {
+    case debuginfo::FallbackNames::Lldb: return "lldb";
+    case debuginfo::FallbackNames::LldbNumbered: return "lldb-numbered";
+    case debuginfo::FallbackNames::None: break;
+  }
+  return "plain";
 }
 
 // `durable` is false when the answer says nothing about the indexed content (a file that

@@ -1,6 +1,7 @@
-"""Driving lldb-22 with the unwindkit plugin for the test_lldb_*.py tests.
+"""Driving the release's LLDB (truth.tools.lldb) with the unwindkit plugin for the
+test_lldb_*.py tests.
 
-LLDB runs as a subprocess in batch mode (`lldb-22 -b`), so a crash is observed and reported,
+LLDB runs as a subprocess in batch mode (`lldb-N -b`), so a crash is observed and reported,
 never fatal to the test. Expected values always come from LLDB itself on the intact twin."""
 import atexit
 import os
@@ -41,7 +42,7 @@ def plugin_path():
 
 
 class Lldb:
-    """lldb-22 runs with or without the plugin; side files go to a private cache dir."""
+    """LLDB runs with or without the plugin; side files go to a private cache dir."""
 
     def __init__(self, plugin, cache_dir=None, timeout=600, setup=(), after_target=(), env=None):
         """`setup`: commands run after the plugin loads, before the target is made;

@@ -1,6 +1,6 @@
 """Prints every frame of a core's threads using only LLDB's SB API, as a crash-triage script
 would: SBDebugger.CreateTarget, SBTarget.LoadCore, SBThread.GetFrameAtIndex. Run by
-/usr/bin/python3.11 with LLDB's Python module on sys.path (`lldb-22 -P`).
+the release's Python (UNWINDKIT_PYTHON) with LLDB's module on sys.path (`lldb-N -P`).
 
     sb_frames.py EXE CORE [--plugin PATH --when before|after] [--object-map FROM TO]
 

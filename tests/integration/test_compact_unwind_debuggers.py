@@ -2,15 +2,15 @@
 """`unwindkit compact-unwind dump|lookup` inside GDB and LLDB, on the Mach-O fixtures of
 test_compact_unwind_llvm.py (built here at test time).
 
-- dump: each debugger's text equals `llvm-objdump-22 --macho --unwind-info`, for linked images
+- dump: each debugger's text equals `llvm-objdump --macho --unwind-info`, for linked images
   and objects. GDB (Debian's loads no Mach-O objfile) takes the file path; LLDB dumps the
   target's own module (`target create` of the Mach-O file) and a file path.
-- lookup: at each function's first byte and its middle (functions from `llvm-nm-22 -n`), the
-  entry's range is the one of the `llvm-objdump-22 --unwind-info` entry holding the address. In LLDB the module is loaded with a slide
+- lookup: at each function's first byte and its middle (functions from `llvm-nm -n`), the
+  entry's range is the one of the `llvm-objdump --unwind-info` entry holding the address. In LLDB the module is loaded with a slide
   (`target modules load --slide`) and the lookup takes the load address; the entry must be the
   same as at the unslid address. For the DWARF-mode functions (dwarf_mode-*.s, and the leaves
   clang gives DWARF mode), the rule each debugger prints at every CFI row equals the row of
-  `llvm-dwarfdump-22 --eh-frame`.
+  `llvm-dwarfdump --eh-frame`.
 - LLDB with a universal file as the target (`target create --arch arm64`, never loaded):
   the dump of the arm64 slice equals llvm-objdump's `--arch=arm64`, lookups use that slice.
 - --json of dump holds the entries llvm-objdump lists; GDB's lookup --json at each DWARF-mode
@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lldb_plugin import CRASH_MARKERS, Lldb, plugin_path as lldb_plugin_path  # noqa: E402
 from test_compact_unwind_llvm import build_fixtures, eh_frame_rows, parse_rule  # noqa: E402
 from test_gdb_cores import plugin_path  # noqa: E402
-from truth.tools import lldb as lldb_tool, need  # noqa: E402
+from truth.tools import lldb as lldb_tool, llvm, need  # noqa: E402
 
 FAILURES = []
 DWARF_CHECKED = {}  # tool → DWARF-mode rules compared with llvm-dwarfdump
@@ -46,13 +46,13 @@ def expect(cond, what):
 
 
 def objdump(path):
-    return subprocess.run(["llvm-objdump-22", "--macho", "--unwind-info", path],
+    return subprocess.run([llvm("llvm-objdump"), "--macho", "--unwind-info", path],
                           capture_output=True, text=True, check=True).stdout
 
 
 def functions(path):
-    """[(start, next start)] of the __text symbols in address order, from llvm-nm-22."""
-    out = subprocess.run(["llvm-nm-22", "-n", "--defined-only", path], capture_output=True,
+    """[(start, next start)] of the __text symbols in address order, from llvm-nm."""
+    out = subprocess.run([llvm("llvm-nm"), "-n", "--defined-only", path], capture_output=True,
                          text=True, check=True).stdout
     starts = sorted({int(a, 16) for a, t, name in (line.split() for line in out.splitlines())
                      if t in "Tt" and name != "__mh_execute_header"})
@@ -114,7 +114,7 @@ def lookup_points(path):
     """[(address, entry start, entry end)] at each function's first byte and its middle
     (functions from llvm-nm, entries from llvm-objdump), and at every CFI row of a DWARF-mode
     fixture; plus {row address: (cfa, regs)} from llvm-dwarfdump."""
-    nm = subprocess.run(["llvm-nm-22", path], capture_output=True, text=True, check=True).stdout
+    nm = subprocess.run([llvm("llvm-nm"), path], capture_output=True, text=True, check=True).stdout
     image_base = next(int(line.split()[0], 16) for line in nm.splitlines()
                       if line.endswith(" __mh_execute_header"))
     entries = objdump_entries(path, image_base)
@@ -241,9 +241,9 @@ def check_lldb(tmp, files, images):
     # loaded: addresses are file addresses, and the slice is the target's, not the first.
     thin = {a: p for a, p in images if "dwarf_mode" in p}
     fat = os.path.join(tmp, "dwarf_mode-fat.out")
-    subprocess.run(["llvm-lipo-22", "-create", thin["x86_64"], thin["arm64"], "-output", fat],
+    subprocess.run([llvm("llvm-lipo"), "-create", thin["x86_64"], thin["arm64"], "-output", fat],
                    check=True)
-    ref = subprocess.run(["llvm-objdump-22", "--macho", "--unwind-info", "--arch=arm64", fat],
+    ref = subprocess.run([llvm("llvm-objdump"), "--macho", "--unwind-info", "--arch=arm64", fat],
                          capture_output=True, text=True, check=True).stdout
     points, rows = lookup_points(thin["arm64"])
     commands = ["unwindkit compact-unwind dump --arch arm64"]

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Compact unwind against llvm-objdump-22 and the code itself.
+"""Compact unwind against llvm-objdump and the code itself.
 
-Builds Mach-O fixtures at test time (clang-22 for x86_64 and arm64, -O0/-O2, with and
+Builds Mach-O fixtures at test time (the release's clang for x86_64 and arm64, -O0/-O2, with and
 without -fomit-frame-pointer; C++ exceptions against a hand-written libSystem.tbd; generated
 assembly with hand-written __compact_unwind tables of > 127 encodings), then checks:
-  - `compact-unwind dump` and `dump` equal `llvm-objdump-22 --macho --unwind-info` byte for
+  - `compact-unwind dump` and `dump` equal `llvm-objdump --macho --unwind-info` byte for
     byte, for linked images and for objects (and per slice of a universal file);
   - `compact-unwind check` finds nothing wrong;
   - the same for i386 objects (20-byte __compact_unwind entries; ld64.lld cannot link i386);
@@ -14,7 +14,7 @@ assembly with hand-written __compact_unwind tables of > 127 encodings), then che
     clang emitted and STACK_IND's immediate;
   - the hand-written table produced a regular page and page-local encodings;
   - DWARF-mode entries (dwarf_mode-*.s: frames compact unwind cannot describe) hand over to
-    __eh_frame: `lookup` at every CFI row's address gives the rule llvm-dwarfdump-22
+    __eh_frame: `lookup` at every CFI row's address gives the rule llvm-dwarfdump
     --eh-frame prints for that row, also when the encoding's __eh_frame offset hint is 0.
 """
 import json
@@ -23,6 +23,9 @@ import re
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from truth.tools import llvm  # noqa: E402
 
 UK = os.environ["UNWINDKIT"]
 SRC = os.path.join(os.environ["UNWINDKIT_SOURCE_DIR"], "tests/fixtures-src/macho")
@@ -43,7 +46,7 @@ def expect(cond, what):
 
 
 def link(arch, objs, out, extra=()):
-    run("ld64.lld-22", "-arch", arch, "-platform_version", "macos", "11.0", "11.0", "-e", "_main",
+    run(llvm("ld64.lld"), "-arch", arch, "-platform_version", "macos", "11.0", "11.0", "-e", "_main",
         "-o", out, *objs, *extra)
 
 
@@ -54,21 +57,21 @@ def build_fixtures(tmp):
         for tag, flags in (("O0", ["-O0"]), ("O2", ["-O2"]),
                            ("O2-nofp", ["-O2", "-fomit-frame-pointer"])):
             o = os.path.join(tmp, f"frames-{arch}-{tag}.o")
-            run("clang-22", "-target", target, *flags, "-fno-stack-protector", "-c",
+            run(llvm("clang"), "-target", target, *flags, "-fno-stack-protector", "-c",
                 os.path.join(SRC, "frames.c"), "-o", o)
             out = o[:-2] + ".out"
             link(arch, [o], out)
             objects.append((arch, o))
             images.append((arch, out))
         o = os.path.join(tmp, f"eh-{arch}.o")
-        run("clang-22", "-x", "c++", "-target", target, "-O2", "-c", os.path.join(SRC, "eh.cpp"),
+        run(llvm("clang"), "-x", "c++", "-target", target, "-O2", "-c", os.path.join(SRC, "eh.cpp"),
             "-o", o)
         out = o[:-2] + ".out"
         link(arch, [o], out, [os.path.join(SRC, "libSystem.tbd")])
         objects.append((arch, o))
         images.append((arch, out))
         o = os.path.join(tmp, f"dwarf_mode-{arch}.o")
-        run("clang-22", "-target", target, "-c", os.path.join(SRC, f"dwarf_mode-{arch}.s"),
+        run(llvm("clang"), "-target", target, "-c", os.path.join(SRC, f"dwarf_mode-{arch}.s"),
             "-o", o)
         out = o[:-2] + ".out"
         link(arch, [o], out)
@@ -77,7 +80,7 @@ def build_fixtures(tmp):
         s = os.path.join(tmp, f"table-{arch}.s")
         run(sys.executable, os.path.join(SRC, "gen_table.py"), arch, s)
         o = s[:-2] + ".o"
-        run("clang-22", "-target", target, "-c", s, "-o", o)
+        run(llvm("clang"), "-target", target, "-c", s, "-o", o)
         out = s[:-2] + ".out"
         link(arch, [o], out)
         objects.append((arch, o))
@@ -91,7 +94,7 @@ def build_i386_objects(tmp):
     for name, lang, flags in (("frames.c", "c", ["-O0"]), ("frames.c", "c", ["-O2"]),
                               ("eh.cpp", "c++", ["-O2"])):
         o = os.path.join(tmp, f"i386-{name}{flags[0]}.o")
-        run("clang-22", "-x", lang, "-target", "i386-apple-macos10.14", *flags,
+        run(llvm("clang"), "-x", lang, "-target", "i386-apple-macos10.14", *flags,
             "-fno-stack-protector", "-c", os.path.join(SRC, name), "-o", o)
         objects.append(("i386", o))
     return objects
@@ -99,7 +102,7 @@ def build_i386_objects(tmp):
 
 def check_i386_entry_size(objects):
     for _, path in objects:
-        ref = run("llvm-objdump-22", "--macho", "--unwind-info", path).stdout
+        ref = run(llvm("llvm-objdump"), "--macho", "--unwind-info", path).stdout
         offsets = [int(x, 16) for x in re.findall(r"Entry at offset 0x([0-9a-f]+):", ref)]
         expect(len(offsets) >= 2 and all(b - a == 20 for a, b in zip(offsets, offsets[1:])),
                f"{path}: llvm-objdump's entries are not 20 bytes apart: {offsets}")
@@ -107,7 +110,7 @@ def check_i386_entry_size(objects):
 
 def compare_dumps(files):
     for arch, path in files:
-        ref = run("llvm-objdump-22", "--macho", "--unwind-info", path).stdout
+        ref = run(llvm("llvm-objdump"), "--macho", "--unwind-info", path).stdout
         ours = run(UK, "compact-unwind", "dump", path).stdout
         expect(ours == ref, f"compact-unwind dump differs from llvm-objdump: {path}")
         whole = run(UK, "dump", path).stdout
@@ -120,9 +123,9 @@ def compare_fat(tmp, images):
     x = next(p for a, p in images if a == "x86_64" and "frames" in p)
     a = next(p for a, p in images if a == "arm64" and "frames" in p)
     fat = os.path.join(tmp, "fat.out")
-    run("llvm-lipo-22", "-create", x, a, "-output", fat)
+    run(llvm("llvm-lipo"), "-create", x, a, "-output", fat)
     for arch in ("x86_64", "arm64"):
-        ref = run("llvm-objdump-22", "--macho", "--unwind-info", f"--arch={arch}", fat).stdout
+        ref = run(llvm("llvm-objdump"), "--macho", "--unwind-info", f"--arch={arch}", fat).stdout
         ours = run(UK, "compact-unwind", "dump", "--arch", arch, fat).stdout
         expect(ours == ref, f"universal file, {arch} slice differs from llvm-objdump")
     usage = run(UK, "compact-unwind", "lookup", fat, "0x100000000", check=False)
@@ -166,7 +169,7 @@ def prologue(path, start):
     leaves (('rbp', 16) or ('rsp', size)), from llvm-objdump's disassembly. A shrink-wrapped
     function's prologue follows its early-exit path: the simulation starts at the first push
     or stack adjustment. Pushes of scratch registers (rax) only align the stack."""
-    dis = run("llvm-objdump-22", "-d", "--no-show-raw-insn", f"--start-address={start:#x}",
+    dis = run(llvm("llvm-objdump"), "-d", "--no-show-raw-insn", f"--start-address={start:#x}",
               f"--stop-address={start + 64:#x}", path).stdout
     depth, saved, frame, started = 8, {}, False, False
     for line in dis.splitlines():
@@ -221,7 +224,7 @@ def check_x86_rules(images):
 
 def check_pages(images):
     x = next(p for a, p in images if a == "x86_64" and "table" in p)
-    ref = run("llvm-objdump-22", "--macho", "--unwind-info", x).stdout
+    ref = run(llvm("llvm-objdump"), "--macho", "--unwind-info", x).stdout
     expect(re.search(r"encoding=0x", ref) is not None, "hand-written table: no regular page")
     expect("Page encodings:" in ref, "hand-written table: no page-local encodings")
 
@@ -234,9 +237,9 @@ DWARFDUMP_REGS = {"RIP": "ra", "RBP": "fp", "RSP": "rsp", "W30": "ra", "W29": "f
 
 def eh_frame_rows(path):
     """[(row address, end of its FDE, (cfa reg, offset), {reg: cfa offset})] from
-    llvm-dwarfdump-22 --eh-frame."""
+    llvm-dwarfdump --eh-frame."""
     rows, end = [], None
-    for line in run("llvm-dwarfdump-22", "--eh-frame", path).stdout.splitlines():
+    for line in run(llvm("llvm-dwarfdump"), "--eh-frame", path).stdout.splitlines():
         if m := FDE.match(line):
             end = int(m.group(2), 16)
         elif (m := ROW.match(line)) and end is not None:
@@ -295,7 +298,7 @@ def check_dwarf_handover(tmp, images):
         # encoding in the common-encodings array), the FDE must still be found by pc.
         data = bytearray(open(path, "rb").read())
         encodings = re.findall(r"encoding\[\d+\]: 0x([0-9a-f]{8})",
-                               run("llvm-objdump-22", "--macho", "--unwind-info", path).stdout)
+                               run(llvm("llvm-objdump"), "--macho", "--unwind-info", path).stdout)
         mode_mask = 0x0F000000
         dwarf_mode = 0x04000000 if arch == "x86_64" else 0x03000000
         patched = 0
@@ -309,7 +312,7 @@ def check_dwarf_handover(tmp, images):
         with open(zeroed, "wb") as f:
             f.write(data)
         expect(patched >= 1, f"{path}: no DWARF-mode encoding with an offset to zero")
-        dump = run("llvm-objdump-22", "--macho", "--unwind-info", zeroed).stdout
+        dump = run(llvm("llvm-objdump"), "--macho", "--unwind-info", zeroed).stdout
         expect(f"0x{dwarf_mode:08x}" in dump, f"{zeroed}: llvm-objdump does not see the zeroed hint")
         checked = check_dwarf_rows(zeroed, arch, "hint 0:")
         expect(checked >= 3, f"{zeroed}: too few DWARF-mode rows checked ({checked})")

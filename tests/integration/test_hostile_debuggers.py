@@ -2,7 +2,7 @@
 """Hostile data in the debuggers, the quick subset (issue G; the full campaign is
 `scripts/hostile --runs 1000`): 20 runs per debugger from a fixed seed over four programs
 (.sframe mutations, .trace mutations, cores whose stacks loop, and a Mach-O image's
-__unwind_info mutations), each loaded in gdb and lldb-22 with the plugin, and every mutated
+__unwind_info mutations), each loaded in GDB and LLDB with the plugin, and every mutated
 .sframe/.trace program served by `unwindkit debuginfod`. Fails on any crash or hang.
 
 So that the test can fail: the crash detector must first call a GDB that kills itself with

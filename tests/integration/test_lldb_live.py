@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""LLDB plugin on a live process (x86_64): lldb-22 runs the stripped program (no symbols, no
+"""LLDB plugin on a live process (x86_64): LLDB runs the stripped program (no symbols, no
 .eh_frame, .sframe kept) to a breakpoint in a frameless leaf six calls deep; with the plugin,
 `bt` must give the PCs, and `frame select N` + `register read rip rsp rbp` the values, that
 LLDB gives on the intact twin stopped at the same instruction. LLDB must not crash."""

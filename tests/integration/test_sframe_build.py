@@ -6,9 +6,9 @@
    build_program). For v2 and v3:
    - "intact" = `unwindkit sframe build` of that link (symbols and .eh_frame kept: the truth);
    - "stripd", x86_64 = the intact copy stripped of symbols, `.eh_frame` and `.eh_frame_hdr`
-     by `llvm-strip-22`: the order the issue names. AArch64 = the link stripped of symbols
+     by `llvm-strip`: the order the issue names. AArch64 = the link stripped of symbols
      (`strip --strip-all`), given .sframe by `unwindkit sframe build`, then stripped of
-     `.eh_frame` and `.eh_frame_hdr` with `llvm-objcopy-22 -R`, which keeps every file offset:
+     `.eh_frame` and `.eh_frame_hdr` with `llvm-objcopy -R`, which keeps every file offset:
      qemu-user (like kernels before 5.18) finds the program headers from the first segment's
      offset-to-address difference, and any strip after the build moves the new segment in the
      file. Not GNU strip after the build: BFD lays the segment holding the program headers out
@@ -35,7 +35,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
 from truth.build import Build, Pair, build_program  # noqa: E402
-from truth.tools import Skip, need, run  # noqa: E402
+from truth.tools import Skip, llvm, need, run  # noqa: E402
 from truth.ours import unwindkit  # noqa: E402
 import test_registers_truth as registers  # noqa: E402
 
@@ -85,14 +85,14 @@ def make_copies(case, arch, base, src_dir, version, plain):
     summary = sframe_build(plain.exe, intact.exe, version)
     stripped = Build(stripped_dir, os.path.join(stripped_dir, "prog"), [])
     if not arch.runner:  # runs natively: given .sframe, then stripped, as the issue says
-        run([need("llvm-strip-22"), "--strip-all", "-R", ".eh_frame", "-R", ".eh_frame_hdr",
+        run([need(llvm("llvm-strip")), "--strip-all", "-R", ".eh_frame", "-R", ".eh_frame_hdr",
              intact.exe, "-o", stripped.exe])
     else:
         bare = os.path.join(base, "bare")
         run([strip_tool(arch), "--strip-all", plain.exe, "-o", bare])
         sframed = os.path.join(base, "bare-sframe")
         sframe_build(bare, sframed, version)
-        run([need("llvm-objcopy-22"), "-R", ".eh_frame", "-R", ".eh_frame_hdr", sframed,
+        run([need(llvm("llvm-objcopy")), "-R", ".eh_frame", "-R", ".eh_frame_hdr", sframed,
              stripped.exe])
     sections = [run([need("readelf"), "-x", ".sframe", b.exe]).stdout.split("\n", 2)[-1]
                 for b in (intact, stripped)]

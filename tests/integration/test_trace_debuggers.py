@@ -25,7 +25,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
-from truth.tools import Skip, need, run  # noqa: E402
+from truth.tools import Skip, llvm, need, run  # noqa: E402
 from lldb_plugin import Lldb  # noqa: E402
 from test_gdb_cores import run_gdb  # noqa: E402
 
@@ -184,7 +184,7 @@ def main():
                 # The side files' DWARF (made from .trace) must pass LLVM's own verifier, and
                 # binutils must read from it the -g program's own line table: each row start
                 # with the file and line the program's DWARF has there, every line of it.
-                dwarfdump = need("llvm-dwarfdump-22")
+                dwarfdump = need(llvm("llvm-dwarfdump"))
                 program_lines = decoded_lines(os.path.join(work, name, "prog.g"))
                 # Side files: added with `target symbols add` (the cache folder) or made by the
                 # plugin's in-process server as the module loaded (its `served` folder).

@@ -31,6 +31,7 @@
 #include "unwindkit/trace/decode.h"
 #include "unwindkit/trace/to_dwarf.h"
 #include "unwindkit/unwind/entry_point.h"
+#include "lldb_numbered_names.h"
 #include "quick_rows.h"
 
 namespace unwindkit::debuginfo {
@@ -497,16 +498,24 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
     dwarf::CfiWriter writer(eh_frame ? dwarf::CfiSection::EhFrame : dwarf::CfiSection::DebugFrame,
                             cfi, highest_end, reserve);
     size_t written = 0;
+    // LLDB 19's ids for the functions the module's symbols do not name (.trace's routines
+    // included: LLDB 19 numbers them on the twin, whose symbols lack them too).
+    LldbNumbering numbering(module);
     // The function [start, end)'s name, from the module's symbols, else LLDB's.
     auto name = [&](uint64_t start, uint64_t end) {
       ++written;
-      if (routines.contains(start)) return;
       auto it = names.find(start);
+      std::optional<uint64_t> id;
+      if (options.fallback_names == FallbackNames::LldbNumbered && it == names.end())
+        id = numbering.next(start);
+      if (routines.contains(start)) return;
       if (it != names.end())
         spec.functions.push_back({it->second, start, end - start});
       else if (options.fallback_names == FallbackNames::Lldb && !eh_frame)
         spec.functions.push_back(
             {fmt::format("___lldb_unnamed_symbol_{:x}", start), start, end - start});
+      else if (id)
+        spec.functions.push_back({fmt::format("___lldb_unnamed_symbol{}", *id), start, end - start});
     };
     auto put = [&](const dwarf::CfiFunction& fn) {
       name(fn.start, fn.end);
@@ -572,7 +581,7 @@ Result<DebugFile> make_file(const elf::ElfFile& module, const SynthesizeOptions&
       spec.debug_sections.empty() && !own_dwarf && !few_functions)
     spec.debug_sections = symbol_file_dwarf(spec.endian);
   for (auto& [start, symbol] : routines) spec.functions.push_back(std::move(symbol));
-  if (spec.functions.empty() && options.fallback_names == FallbackNames::Lldb)
+  if (spec.functions.empty() && options.fallback_names != FallbackNames::None)
     spec.functions.push_back({kNoFunctionsMarker, 0, 0});
   out.bytes = elf::write_side_file(std::move(spec));
   return out;

@@ -45,6 +45,12 @@ def lldb(tool="lldb"):
     return need(f"{tool}-{os.environ.get('UNWINDKIT_LLDB_VERSION', '22')}")
 
 
+def llvm(tool):
+    """The name of the release's LLVM tool (`clang`, `llvm-objdump`, `ld64.lld`, ...): version
+    UNWINDKIT_LLVM_VERSION, which CMake sets from releases.tsv."""
+    return f"{tool}-{os.environ['UNWINDKIT_LLVM_VERSION']}"
+
+
 def python():
     """The Python the release's GDB embeds (UNWINDKIT_PYTHON, set by CMake): LLDB's module
     for the SB-API scripts is built for it too."""

@@ -25,9 +25,14 @@ namespace unwindkit::debuginfo {
 
 // What a function known only from SFrame is called.
 enum class FallbackNames : uint8_t {
-  // `___lldb_unnamed_symbol_<hex file address>`, the name LLDB gives such a function itself
-  // (see SynthesizeOptions::lldb_loads_it).
+  // `___lldb_unnamed_symbol_<hex file address>`, the name LLDB 20 and later give such a
+  // function themselves (see SynthesizeOptions::lldb_loads_it).
   Lldb,
+  // `___lldb_unnamed_symbol<N>`, LLDB 19's name for it, numbered as LLDB 19 numbers the
+  // module's `.eh_frame` twin (lldb_numbered_names.h), stated in `.symtab` with the CFI in
+  // `.debug_frame`: LLDB 19 takes neither names nor unwinding from a symbol file's
+  // `.eh_frame`, whoever makes the module.
+  LldbNumbered,
   // No symbol: GDB users expect `?? ()` there.
   None,
 };
