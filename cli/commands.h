@@ -36,6 +36,9 @@ void add_sframe_verify_command(CLI::App& app, int& exit_code);     // sframe_ver
 void add_sframe_convert_command(CLI::App& app, int& exit_code);    // sframe_convert_cmd.cpp
 void add_sframe_build_command(CLI::App& app, int& exit_code);      // sframe_build_cmd.cpp
 
+// `sframe check --registers` (sframe_registers_cmd.cpp), for the check subcommand.
+int run_check_registers(const std::string& path, bool as_json);
+
 // Parses "0x401000", "401000h" is not accepted; plain decimal is.
 bool parse_address(const std::string& text, uint64_t& out);
 // CLI11 validator for addresses, so a bad address is a usage error (exit 2).

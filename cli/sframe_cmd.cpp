@@ -182,7 +182,16 @@ void add_sframe_commands(CLI::App& app, int& exit_code) {
   CLI::App* check = group->add_subcommand(
       "check", "Strict checks of the section; prints every problem, exit 1 if any");
   add_input_options(check, check_opts->in);
-  check->callback([check_opts, &exit_code] { exit_code = run_check(check_opts->in); });
+  auto registers = std::make_shared<bool>(false);
+  CLI::Option* registers_flag = check->add_flag(
+      "--registers", *registers,
+      "Instead: per function, the callee-saved registers the prologue analyzer proves at its "
+      "call sites, and why not the rest");
+  check->add_flag("--json", check_opts->json, "JSON output (with --registers)")->needs(registers_flag);
+  check->callback([check_opts, registers, &exit_code] {
+    exit_code = *registers ? run_check_registers(check_opts->in.path, check_opts->json)
+                           : run_check(check_opts->in);
+  });
 }
 
 }  // namespace unwindkit::cli
