@@ -2,7 +2,12 @@
 """Hostile clients and a hostile cache folder against `unwindkit debuginfod` (issue D2's
 probes), on loopback only (127.0.0.1 and ::1), each bounded in time.
 
-Usage: server_probes.py UNWINDKIT WORKDIR [--only NAME,...]
+Usage: server_probes.py UNWINDKIT WORKDIR [--only NAME,...] [--upstream slow|liar]
+
+--upstream runs every probe with the server's --upstream set to a hostile fake on loopback
+(issue D3): `slow` accepts and never answers, `liar` answers every build-id with the same other
+ELF file. The slow_upstream probe runs in every mode: a slow upstream holding its bound of
+fetches does not stall the requests for indexed files.
 
 Each probe prints one line, `ok`/`FAIL`/`skip`, what it saw and what it expected, then a
 summary with the acceptance figures (a normal client's p50/p99 while 200 slowloris
@@ -17,6 +22,7 @@ import select
 import shutil
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
 import threading
@@ -38,6 +44,9 @@ def model_constant(name):
 
 
 REQUEST_DEADLINE = model_constant("kRequestDeadlineSeconds")
+# server/include/unwindkit/server/upstream.h: how long a fetch may make no progress.
+UPSTREAM_STALL_SECONDS = int(re.search(r"kUpstreamStallSeconds = (\d+)", open(os.path.join(
+    os.path.dirname(HEADER), "upstream.h")).read()).group(1))
 CONNECTION_MEMORY = model_constant("kConnectionMemory")
 MAX_BODY = model_constant("kMaxRequestBody")
 
@@ -190,9 +199,53 @@ def read_answers(sock, count, timeout=10):
     return statuses
 
 
+class FakeUpstream:
+    """A hostile upstream on loopback: `slow` reads a request and never answers (until closed),
+    `liar` answers every request with the bytes of `liar_file`."""
+
+    def __init__(self, mode, liar_file="/bin/true"):
+        stop = threading.Event()
+        body = open(liar_file, "rb").read()
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                self.request.settimeout(PROBE_SECONDS)
+                try:
+                    self.request.recv(65536)
+                    if mode == "liar":
+                        self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+                    else:
+                        stop.wait(PROBE_SECONDS)
+                except OSError:
+                    pass
+
+        socketserver.ThreadingTCPServer.daemon_threads = True
+        self.stop_event = stop
+        self.server = socketserver.ThreadingTCPServer((LOOPBACK, 0), Handler)
+        self.url = f"http://{LOOPBACK}:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.stop_event.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def metric(port, name, **labels):
+    """One sample of the server's /metrics (0 if absent)."""
+    _, text, _ = get(port, "/metrics")
+    want = name + ("{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}" if labels else "")
+    for line in text.decode().splitlines():
+        if line.startswith(want + " "):
+            return float(line.split()[-1])
+    return 0
+
+
 class Probes:
-    def __init__(self, unwindkit, work):
+    def __init__(self, unwindkit, work, upstream=None):
         self.unwindkit, self.work = unwindkit, work
+        self.upstream = FakeUpstream(upstream) if upstream else None
+        self.upstream_mode = upstream
         self.results, self.figures = [], []
         os.makedirs(work, exist_ok=True)
         self.lib = self._module()
@@ -235,7 +288,54 @@ class Probes:
         print(f"{verdict:4}  {name}: {saw} (expected: {expected})", flush=True)
 
     def server(self, *extra, paths=None, **kw):
+        if self.upstream:
+            extra = ("--upstream", self.upstream.url, *extra)
         return Server(self.unwindkit, paths or [self.lib, self.big], *extra, **kw)
+
+    def slow_upstream(self):
+        """An upstream that never answers, and 24 requests for build-ids not indexed at once:
+        half the workers (8 of 16) wait on it, for one stall bound, the others are answered 503
+        at once, and a normal client's requests for an indexed file meanwhile are as fast as
+        ever."""
+        slow = FakeUpstream("slow")
+        s = Server(self.unwindkit, [self.lib], "--upstream", slow.url, "--threads", "16")
+        path = f"/buildid/{self.lib_id}/debuginfo"
+        answers, started = [], time.monotonic()
+        try:
+            timed_gets(s.port, path, 1)
+            base, _ = timed_gets(s.port, path, 100)
+
+            def unknown(i):
+                try:
+                    status, _, _ = get(s.port, f"/buildid/{i:040x}/debuginfo", timeout=PROBE_SECONDS)
+                except OSError as e:
+                    status = type(e).__name__
+                answers.append((status, time.monotonic() - started))
+            waiting = [threading.Thread(target=unknown, args=(i + 1,)) for i in range(24)]
+            for t in waiting:
+                t.start()
+            time.sleep(1)
+            under, errors = timed_gets(s.port, path, 200, spacing=0.01)
+            held = metric(s.port, "unwindkit_debuginfod_upstream_fetches_total", result="busy")
+            for t in waiting:
+                t.join(PROBE_SECONDS)
+            error = metric(s.port, "unwindkit_debuginfod_upstream_fetches_total", result="error")
+        finally:
+            s.stop()
+            slow.close()
+        p99, base99 = pct(under, 0.99) * 1000, pct(base, 0.99) * 1000
+        statuses = sorted(str(a) for a, _ in answers)
+        last = max((t for _, t in answers), default=float("nan"))
+        self.figures.append(f"slow upstream, 8 fetches held + 16 refused: normal client p50 "
+                            f"{pct(under, .5) * 1000:6.2f} ms  p99 {p99:6.2f} ms (idle p99 {base99:.2f} ms); "
+                            f"the held requests answered within {last:.1f} s")
+        self.record("slow upstream: normal client p99", not errors and p99 < 100,
+                    f"p99 {p99:.1f} ms over {len(under)} requests, {len(errors)} errors", "< 100 ms, 0 errors")
+        self.record("slow upstream: fetches bounded", statuses == ["404"] * 8 + ["503"] * 16
+                    and held == 16 and error == 8 and last < UPSTREAM_STALL_SECONDS + 5,
+                    f"answers {dict((x, statuses.count(x)) for x in set(statuses))}, busy {held:.0f}, "
+                    f"error {error:.0f}, last after {last:.1f} s",
+                    f"8 x 404 after the {UPSTREAM_STALL_SECONDS} s stall bound (one try), 16 x 503 at once")
 
     # -- the probes, one per row of issue 55's table --
 
@@ -567,7 +667,7 @@ class Probes:
     def run(self, only):
         probes = [self.load, self.executable_streamed, self.many_headers, self.body, self.cache_links,
                   self.second_server, self.keep_alive, self.methods, self.log_forgery, self.bad_cache,
-                  self.ipv6, self.per_client, self.core_names_another_file]
+                  self.ipv6, self.per_client, self.core_names_another_file, self.slow_upstream]
         for probe in probes:
             if only and probe.__name__ not in only:
                 continue
@@ -581,9 +681,12 @@ class Probes:
                             f"< {PROBE_SECONDS * 2} s")
         failed = [n for n, v in self.results if v == "FAIL"]
         skipped = [n for n, v in self.results if v == "skip"]
+        if self.upstream:
+            self.upstream.close()
+        mode = f", every server's --upstream a {self.upstream_mode} fake" if self.upstream else ""
         print("\nhostile-server summary: "
               f"{len(self.results) - len(failed) - len(skipped)} ok, {len(failed)} failed, "
-              f"{len(skipped)} skipped (loopback only)")
+              f"{len(skipped)} skipped (loopback only{mode})")
         for line in self.figures:
             print(f"  {line}")
         for n in failed:
@@ -598,8 +701,15 @@ def main():
         i = args.index("--only")
         only = set(args[i + 1].split(","))
         del args[i:i + 2]
+    upstream = None
+    if "--upstream" in args:
+        i = args.index("--upstream")
+        upstream = args[i + 1]
+        if upstream not in ("slow", "liar"):
+            sys.exit(f"--upstream {upstream}: slow or liar")
+        del args[i:i + 2]
     unwindkit, work = args
-    sys.exit(Probes(unwindkit, work).run(only))
+    sys.exit(Probes(unwindkit, work, upstream).run(only))
 
 
 if __name__ == "__main__":
