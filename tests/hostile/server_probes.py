@@ -59,10 +59,12 @@ def build_id(path):
 
 class Server:
     def __init__(self, unwindkit, paths, *extra, bind=LOOPBACK, port=0, expect_listen=True):
+        # DEBUGINFOD_URLS would be the server's upstream (off loopback): only --upstream is.
+        env = {k: v for k, v in os.environ.items() if k != "DEBUGINFOD_URLS"}
         self.proc = subprocess.Popen(
             [unwindkit, "debuginfod", "--bind", bind, "--port", str(port), *extra, *paths],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-            start_new_session=True)
+            start_new_session=True, env=env)
         self.log = []
         self.reader = threading.Thread(target=lambda: self.log.extend(self.proc.stderr), daemon=True)
         self.reader.start()
