@@ -162,8 +162,10 @@ constexpr std::array<ArchInfo, 4> kArchs = {{
      reg::x86_64::rip, "rip", "rip", kX86_64},
     {Arch::AArch64, "aarch64", 8, reg::aarch64::sp, reg::aarch64::x29, reg::aarch64::x30, true,
      0, reg::aarch64::pc, "pc", "pc", kAArch64},
+    // GDB's s390 PC is its "pc" pseudo-register (tdep->pc_regnum, made from pswa): a Python
+    // unwinder that saves pswa alone leaves the caller's PC <not saved>.
     {Arch::S390x, "s390x", 8, reg::s390x::r15, reg::s390x::r11, reg::s390x::r14, true, -160,
-     std::nullopt, "pswa", "pswa", kS390x},
+     std::nullopt, "pc", "pswa", kS390x},
     {Arch::I386, "i386", 4, reg::i386::esp, reg::i386::ebp, reg::i386::eip, false, 0,
      reg::i386::eip, "eip", "eip", kI386},
 }};

@@ -42,7 +42,11 @@ void FrameEngine::set_prefer_sframe(bool prefer) {
 
 std::optional<unwind::StepOutcome> FrameEngine::unwind(unsigned level, const RegisterSet& regs,
                                                        const MemoryReader& mem) {
-  if (!stepper_ || stepper_memory_ != &mem) {
+  // The stack's words are in the architecture's byte order: s390x's big-endian, those of the
+  // others GDB's names map to (arch_from_gdb_name: x86-64, aarch64) little-endian.
+  const Endian endian = regs.arch() == Arch::S390x ? Endian::Big : Endian::Little;
+  if (!stepper_ || stepper_memory_ != &mem || options_.endian != endian) {
+    options_.endian = endian;
     stepper_.emplace(modules_, mem, options_);
     stepper_memory_ = &mem;
   }

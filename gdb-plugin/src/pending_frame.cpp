@@ -55,7 +55,25 @@ const py::object& id_of(ArchRegisters& regs, uint16_t dwarf_reg) {
 }
 
 // A register's value as the unsigned bits GDB holds (int() of a gdb.Value may be negative).
-uint64_t bits(const py::object& value) {
+// A floating-point register's (s390x's FPRs) int() is its number, not its bits: those are its
+// bytes (gdb.Value.bytes, GDB 14 and later; GDB 13 has none, and the register then counts as
+// unavailable), in the target's byte order.
+uint64_t bits(const py::object& value, Arch arch) {
+  static const int kFloat = py::module_::import("gdb").attr("TYPE_CODE_FLT").cast<int>();
+  // Asked of the class: asking an <unavailable> value raises (and hasattr would report it).
+  static const bool kHasBytes = py::hasattr(py::module_::import("gdb").attr("Value"), "bytes");
+  if (value.attr("type").attr("strip_typedefs")().attr("code").cast<int>() == kFloat) {
+    if (!kHasBytes) {
+      PyErr_SetString(PyExc_ValueError, "a floating-point register's bits need gdb.Value.bytes");
+      throw py::error_already_set();
+    }
+    const std::string raw = py::bytes(value.attr("bytes"));
+    const bool big = arch == Arch::S390x;
+    uint64_t v = 0;
+    for (size_t i = 0; i < raw.size() && i < sizeof v; ++i)
+      v = v << 8 | static_cast<uint8_t>(raw[big ? i : raw.size() - 1 - i]);
+    return v;
+  }
   py::int_ number(value);
   return PyLong_AsUnsignedLongLongMask(number.ptr());
 }
@@ -81,10 +99,10 @@ py::object unwind_pending_frame(FrameEngine& engine, py::object pending_frame,
   py::object read_register = pending_frame.attr("read_register");
 
   RegisterSet in(regs->arch);
-  in.set_pc(bits(read_register(regs->pc)));
+  in.set_pc(bits(read_register(regs->pc), regs->arch));
   for (size_t i = 0; i < regs->inputs.size(); ++i) {
     try {
-      in.set(regs->inputs[i], bits(read_register(regs->input_ids[i])));
+      in.set(regs->inputs[i], bits(read_register(regs->input_ids[i]), regs->arch));
     } catch (const py::error_already_set&) {
       // <unavailable> / <not saved> in this frame: the stepper works without it or says so.
     }
@@ -114,7 +132,7 @@ py::object unwind_pending_frame(FrameEngine& engine, py::object pending_frame,
     try {
       // Only a value this frame has: one <not saved> here stays so in the caller (GDB fails
       // the whole frame when handed an unavailable value).
-      add(id, gdb_value(bits(read_register(id))));
+      add(id, gdb_value(bits(read_register(id), regs->arch)));
     } catch (const py::error_already_set&) {
     }
   }

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Truth test, s390x (static, under qemu-s390x; issue B47): the s390x truth cases
-(truth/cases.py, tests/programs/s390x_frames.c) built by the s390x cross gcc with gas's SFrame
-v3 (binutils 2.46 or later), each in the three copies of truth/build.py, crashed to cores
-under qemu-s390x, which writes NT_PRSTATUS alone (no NT_FILE, no FPRs). Three checks:
+"""Truth test, s390x (static, under qemu-s390x; issue #52): the s390x truth cases
+(truth/cases.py, tests/programs/s390x_*.c) built by the s390x cross gcc with gas's SFrame v3
+(binutils 2.46 or later), each in the three copies of truth/build.py, crashed to cores under
+qemu-s390x, whose cores hold NT_PRSTATUS, NT_PRPSINFO and NT_AUXV (no NT_FILE, no FPRs, no
+vdso pages). Three checks:
   - `unwindkit bt` on the stripped copy's core (symbols and the program's .eh_frame gone,
     .sframe kept) gives GDB's frames on the intact copy's core, PC for PC (truth.run_cases);
   - gdb-multiarch with the plugin on the stripped copy prints, line for line, the
     `thread apply all bt` of gdb-multiarch alone on the copy that kept .eh_frame, on the core
-    and live under qemu-s390x's GDB stub (test_gdb_same_bt.check_program);
+    and live under qemu-s390x's GDB stub (test_gdb_same_bt.check_program), with the side file
+    and as in a first session that does not wait for it (the Python unwinder's frames);
   - `unwindkit sframe lookup` at every row of every flexible FDE of the stripped program gives
     the CFA its readelf --sframe shows (test_sframe_corpus.check_lookups).
 Skipped (exit 77) without the s390x cross gcc, a binutils 2.46 readelf for s390x, qemu-s390x
@@ -26,6 +28,12 @@ ARCH = truth.S390X
 READELF = ARCHES[ARCH.name][1]
 # The first binutils whose gas writes SFrame for s390x as v3 does (flexible FDEs).
 MIN_BINUTILS = (2, 46)
+# Cases not run as a first session that does not wait for its side file, and why.
+NOT_LATER = {"s390x_fpr_caller": (
+    "on its qemu core (no FPRs) both stacks stop after frame #1, but GDB words it otherwise "
+    "when the plugin's Python unwinder declines the frame it cannot step ('frame did not save "
+    "the PC') than its DWARF unwinder on the .eh_frame copy ('not enough registers or memory "
+    "available'); live, where f0 is read, it gave the oracle's 8/8 lines")}
 
 
 def tools_here():
@@ -76,10 +84,20 @@ def main():
             pairs.append(truth.build_pair(case, ARCH, os.path.join(work, "lookups"), src))
             if not os.path.isfile(plugin):
                 continue
-            try:
-                rows += check_program(ARCH, case, work, src, env, "on")
-            except Exception as e:  # noqa: BLE001 - one broken case must not hide others
-                problems.append(f"gdb {case.name}: {e}")
+            # "later": the first session of a module too large to wait for, whose frames the
+            # plugin's Python unwinder does (test_gdb_same_bt --side-files-later).
+            for mode in ("on", "later"):
+                if mode == "later" and case.name in NOT_LATER:
+                    print(f"SKIP {case.name} (later): {NOT_LATER[case.name]}")
+                    continue
+                try:
+                    found = check_program(ARCH, case, work, src, env, mode)
+                except Exception as e:  # noqa: BLE001 - one broken case must not hide others
+                    problems.append(f"gdb {case.name} ({mode}): {e}")
+                    continue
+                for r in found:
+                    r.variant += "" if mode == "on" else f" ({mode})"
+                rows += found
         found, looked_up = lookups(pairs)
     problems += found
     if os.path.isfile(plugin):
