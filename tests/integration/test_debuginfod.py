@@ -47,8 +47,6 @@ from test_gdb_cores import frame_differences  # noqa: E402
 from truth.debuggers import HERE as TRUTH_DIR  # noqa: E402
 from truth.twins import make_twins  # noqa: E402
 
-LLDB_DAP = "lldb-dap-22"
-
 
 class Server:
     """`unwindkit debuginfod --port 0` over `paths`; its log lines are kept in `log`."""
@@ -429,7 +427,7 @@ def check_upstreams(pair, stripped_core, upstream, want_pcs, lldb_want, work):
     else:
         problems.append("elfutils' debuginfod (package debuginfod) is not installed")
     gdb = truth.tools.need(pair.arch.gdb)
-    dap = truth.tools.need(LLDB_DAP)
+    dap = truth.tools.lldb("lldb-dap")
     for kind, start in upstreams:
         up = start()
         try:
@@ -493,7 +491,7 @@ def check_pair(pair, intact_core, stripped_core, work, protocol, result):
             problems += check_twins(gdb, pair.stripped, stripped_core, want_pcs, work)
             line += ", v2 and v3 twins"
         if pair.arch is truth.X86_64:
-            dap = truth.tools.need(LLDB_DAP)
+            dap = truth.tools.lldb("lldb-dap")
             lldb_want = core_stacks(dap, pair.intact.exe, intact_core, dap_search(pair.intact))
             lldb_got = dap_through(dap, pair, stripped_core, server.url,
                                    os.path.join(work, "lldb-cache"))
