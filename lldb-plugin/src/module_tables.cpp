@@ -14,6 +14,7 @@
 #include "unwindkit/server/folder_budget.h"
 #include "unwindkit/trace/constants.h"
 #include "unwindkit/trace/decode.h"
+#include "unwindkit/trace/elf_section.h"
 
 namespace unwindkit::lldb_plugin {
 namespace {
@@ -70,7 +71,12 @@ void read_trace(lldb::SBModule module, ModuleTables& t) {
     const elf::Section* section = file->section(trace::kSectionName);
     if (section == nullptr) return;
     t.has_trace = true;
-    t.trace_bytes.assign(section->data.begin(), section->data.end());
+    auto bytes = trace::section_bytes(*file, *section);  // an object's: relocated
+    if (!bytes) {
+      t.trace_error = bytes.error();
+      return;
+    }
+    t.trace_bytes.assign(bytes->begin(), bytes->end());
     if (t.trace_bytes.size() != section->size) {
       t.trace_error = Error{trace::kSectionName, 0, "section data", "the section has no bytes in the file"};
       return;
