@@ -2,6 +2,7 @@
 // its call instructions found by decoding it once more, and the claims at each.
 #include "unwindkit/prologue/report.h"
 
+#include <elf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -125,7 +126,7 @@ Result<RegistersReport> registers_report(const elf::ElfFile& file) {
   std::map<uint64_t, std::string> names;
   if (auto symbols = file.symbols())
     for (const elf::Symbol& s : *symbols)
-      if (s.value != 0 && !s.name.empty()) names.emplace(s.value, s.name);
+      if (s.type == STT_FUNC && s.value != 0 && !s.name.empty()) names.emplace(s.value, s.name);
 
   // Each function with rows, by start, and its analysis as entered by a call: what a
   // fragment's jumps come from.
