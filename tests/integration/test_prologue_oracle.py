@@ -10,8 +10,12 @@ function (each CFI row's start and each SFrame row's start):
 - every register claimed saved must be at that CFA offset in the CFI (cell "c<offset>");
 - every callee-saved register claimed unchanged must be one the CFI leaves unmentioned
   there ("u", "s" or no column).
-0 violations. Prints rows, claims and violations, and the share of functions fully
-explained, per architecture and -O level.
+Cold fragments (FUNC.cold) are analyzed from the jumps into them, as the walker does
+(issue H3), so those claims are held too. And `unwindkit sframe check --registers --json`
+(the registers report) at each call site it lists: the same two rules.
+0 violations. Prints rows, claims and violations, the share of functions fully explained,
+per architecture and -O level, and per architecture the report's share of register claims
+at call sites proven.
 
 To keep CI time to a few minutes, -O0 (whose frames are all alike) builds the core's
 top-level, sframe/ and prologue/ sources only; UNWINDKIT_PROLOGUE_ORACLE_FULL=1 builds every
@@ -31,6 +35,7 @@ from truth.cfi import parse_cfi
 
 SRC = os.environ["UNWINDKIT_SOURCE_DIR"]
 TOOL = os.path.join(os.environ["UNWINDKIT_BUILD_DIR"], "tests", "prologue_claims")
+CLI = os.path.join(os.environ["UNWINDKIT_BUILD_DIR"], "cli", "unwindkit")
 JOBS = 2
 
 # Callee-saved registers by the ABIs (DWARF numbers): System V x86_64 psABI; AAPCS64 with
@@ -117,13 +122,17 @@ class Tally:
         self.functions = self.explained = self.no_cfi = 0
         self.rows = self.saved_claims = self.unchanged_claims = 0
         self.unclaimed = 0  # callee-saved registers neither claimed saved nor unchanged
+        self.fragments = 0  # functions analyzed from the jumps into them (cold fragments)
+        # `sframe check --registers`: register claims at call sites asked and proven.
+        self.report_asked = self.report_proven = 0
         self.violations = []
         self.stopped = {}
         self.seconds = 0.0
 
     def add(self, other):
         for k in ("functions", "explained", "no_cfi", "rows", "saved_claims",
-                  "unchanged_claims", "unclaimed", "seconds"):
+                  "unchanged_claims", "unclaimed", "fragments", "report_asked",
+                  "report_proven", "seconds"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         self.violations += other.violations
         for k, v in other.stopped.items():
@@ -149,6 +158,7 @@ def check(arch, lib, label):
             continue
         t.functions += 1
         t.explained += f["explained"]
+        t.fragments += f["fragment"]
         if f["stopped"]:
             # The reason without its address, to count kinds.
             kind = re.sub(r"0x[0-9a-f]+", "X", f["stopped"].split(": ", 2)[-1])
@@ -185,13 +195,51 @@ def check(arch, lib, label):
                 if cell not in ("u", "s"):
                     t.violations.append(f"{label} {arch}: {pc:#x} (function {f['start']:#x}): "
                                         f"claims {names.get(reg, reg)} unchanged, CFI says {cell}")
+    check_report(arch, lib, label, cfi, names, t)
     return t
 
 
+def cells_at(table, pc):
+    cells = None
+    for loc, c in table:
+        if loc <= pc:
+            cells = c
+    return cells
+
+
+def check_report(arch, lib, label, cfi, names, t):
+    """`unwindkit sframe check --registers --json`: at every call site it lists, each register
+    it claims saved must be at that CFA offset in the CFI, each it claims unchanged one the CFI
+    leaves unmentioned (what CFI states is a superset of what the report claims proven)."""
+    doc = json.loads(run([CLI, "sframe", "check", "--registers", "--json", lib]).stdout)
+    t.report_asked += doc["asked"]
+    t.report_proven += doc["proven"]
+    for f in doc["functions"]:
+        table = cfi.get(f["start"])
+        if not table:
+            continue
+        for call in f["calls"]:
+            cells = cells_at(table, call["at"])
+            if cells is None:
+                continue
+            where = f"{label} {arch} report: {call['at']:#x} (function {f['start']:#x})"
+            for reg, off in call["saved"]:
+                cell = cells.get(names.get(reg, f"r{reg}"), "u")
+                if cell != f"c{off:+d}":
+                    t.violations.append(f"{where}: claims {names.get(reg, reg)} at cfa{off:+d}, "
+                                        f"CFI says {cell}")
+            for reg in call["unchanged"]:
+                cell = cells.get(names.get(reg, f"r{reg}"), "u")
+                if cell not in ("u", "s"):
+                    t.violations.append(f"{where}: claims {names.get(reg, reg)} unchanged, "
+                                        f"CFI says {cell}")
+
+
 def main():
-    if not os.access(TOOL, os.X_OK):
-        print(f"{TOOL} is not built")
-        return 1
+    for tool in (TOOL, CLI):
+        if not os.access(tool, os.X_OK):
+            print(f"{tool} is not built")
+            return 1
     with tempfile.TemporaryDirectory(prefix="uk-prologue-") as work:
         inc = cross_include_dir(work)
         configs = []
@@ -218,20 +266,28 @@ def main():
 
         total = Tally()
         print(f"{'arch':8} {'opt':4} {'part':9} {'functions':>9} {'explained':>10} {'rows':>7} "
-              f"{'saved':>7} {'unchanged':>9} {'unclaimed':>9} {'violations':>10}")
+              f"{'saved':>7} {'unchanged':>9} {'unclaimed':>9} {'fragments':>9} "
+              f"{'calls proven':>16} {'violations':>10}")
+        by_arch = {}
         for arch, opt, out in configs:
             for part, lib in link(arch, out):
                 t = check(arch, lib, f"{opt} {part}")
                 share = 100.0 * t.explained / t.functions if t.functions else 0.0
+                proven = f"{t.report_proven}/{t.report_asked}"
                 print(f"{arch:8} {opt:4} {part:9} {t.functions:9} {share:9.1f}% {t.rows:7} "
                       f"{t.saved_claims:7} {t.unchanged_claims:9} {t.unclaimed:9} "
-                      f"{len(t.violations):10}")
+                      f"{t.fragments:9} {proven:>16} {len(t.violations):10}")
                 total.add(t)
+                by_arch.setdefault(arch, Tally()).add(t)
         share = 100.0 * total.explained / total.functions if total.functions else 0.0
         print(f"total: {total.functions} functions ({total.no_cfi} without CFI), {share:.1f}% "
               f"fully explained; {total.rows} rows checked; claims: {total.saved_claims} saved, "
               f"{total.unchanged_claims} unchanged; {total.unclaimed} unclaimed; "
               f"{len(total.violations)} violations; analyses took {total.seconds:.3f} s")
+        for arch, t in by_arch.items():
+            share = 100.0 * t.report_proven / t.report_asked if t.report_asked else 0.0
+            print(f"{arch}: {t.report_proven} of {t.report_asked} register claims at call sites "
+                  f"proven ({share:.1f}%), {t.fragments} fragments analyzed from their jumps")
         for kind, n in sorted(total.stopped.items(), key=lambda kv: -kv[1])[:10]:
             print(f"  stopped {n:5}: {kind}")
         for v in total.violations[:40]:

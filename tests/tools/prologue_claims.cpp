@@ -2,7 +2,8 @@
 // object per line, for test_prologue_oracle.py to hold against the file's .eh_frame CFI as
 // readelf prints it:
 //   {"start":N,"end":N,"explained":B,"stopped":"...","rows":[N,...],
-//    "regions":[{"start":N,"end":N,"saved":[[REG,OFFSET],...],"unchanged":B},...]}
+//    "fragment":B,"regions":[{"start":N,"end":N,"saved":[[REG,OFFSET],...],"unchanged":B},...]}
+// ("fragment": analyzed from the jumps into it, prologue/fragments.h)
 // (REG a DWARF number, OFFSET from the CFA). The last line is {"functions":N,"seconds":S}:
 // the analyses' own time, for the performance figure.
 //
@@ -12,9 +13,12 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "unwindkit/elf/elf_file.h"
 #include "unwindkit/prologue/analyzer.h"
+#include "unwindkit/prologue/fragments.h"
 #include "unwindkit/sframe/function_rows.h"
 #include "unwindkit/sframe/sframe.h"
 
@@ -42,23 +46,54 @@ int main(int argc, char** argv) {
   }
   std::chrono::duration<double> spent{};
   size_t functions = 0;
+  // Each function with rows, by start: its rows and its analysis as entered by a call (what a
+  // cold fragment's jumps come from); then a fragment's from the jumps into it, as the walker
+  // and the side files make it (prologue/fragments.h), so that the oracle holds those too.
+  std::map<uint64_t, std::vector<prologue::TableRow>> rows;
+  std::map<uint64_t, prologue::Analysis> called;
   for (size_t i = 0; i < sframe->fdes.size(); ++i) {
     const sframe::Fde& fde = sframe->fdes[i];
-    auto rows = sframe::function_rows(*sframe, i);
-    if (!rows || rows->empty()) continue;
+    auto r = sframe::function_rows(*sframe, i);
+    if (!r || r->empty()) continue;
     const Bytes code = file->bytes_at_address(fde.func_start, fde.size);
     if (code.size() != fde.size) continue;
     const auto begin = std::chrono::steady_clock::now();
-    const prologue::Analysis a = prologue::analyze(sframe->arch(), code, fde.func_start, *rows);
+    called.emplace(fde.func_start, prologue::analyze(sframe->arch(), code, fde.func_start, *r));
+    spent += std::chrono::steady_clock::now() - begin;
+    rows.emplace(fde.func_start, std::move(*r));
+  }
+  std::optional<prologue::JumpIndex> jumps;
+  auto index = [&]() -> const prologue::JumpIndex& {
+    if (!jumps) {
+      std::vector<uint64_t> starts;
+      for (const auto& [start, r] : rows) starts.push_back(start);
+      jumps = prologue::JumpIndex::build(*file, sframe->arch(), starts);
+    }
+    return *jumps;
+  };
+  auto analysis_of = [&](uint64_t pc) -> const prologue::Analysis* {
+    auto it = called.upper_bound(pc);
+    if (it == called.begin()) return nullptr;
+    --it;
+    return pc < rows.at(it->first).front().rule.func_end ? &it->second : nullptr;
+  };
+  for (const auto& [start, fn_rows] : rows) {
+    const uint64_t end = fn_rows.front().rule.func_end;
+    const auto begin = std::chrono::steady_clock::now();
+    prologue::FragmentMiss miss = prologue::FragmentMiss::None;
+    const prologue::Analysis& first = called.at(start);
+    const prologue::Analysis a =
+        prologue::analyze_entered(first, *file, start, end, fn_rows, index, analysis_of, &miss);
     spent += std::chrono::steady_clock::now() - begin;
     ++functions;
     nlohmann::json out;
-    out["start"] = fde.func_start;
-    out["end"] = fde.func_end();
+    out["start"] = start;
+    out["end"] = end;
     out["explained"] = a.fully_explained;
     out["stopped"] = a.stopped ? a.stopped->to_string() : "";
+    out["fragment"] = prologue::may_be_fragment(first) && miss == prologue::FragmentMiss::None;
     out["rows"] = nlohmann::json::array();
-    for (const auto& row : *rows) out["rows"].push_back(row.start);
+    for (const auto& row : fn_rows) out["rows"].push_back(row.start);
     out["regions"] = nlohmann::json::array();
     for (const prologue::Region& r : a.regions) {
       nlohmann::json saved = nlohmann::json::array();
