@@ -43,12 +43,13 @@ inline debuginfo::FallbackNames lldb_names() {
 }
 
 // Whether the running LLDB reads the files the plugin's in-process debuginfod server hands it
-// (module_server.h). LLDB 19's client does not: outside the `lldb` driver its HTTP client is
-// never initialized, and it takes no file from its cache either (measured: SB API scripts and
-// lldb-dap-19 got no side file). It does look for `DIR/.build-id/xx/yyyy.debug` in
-// `target.debug-file-search-paths` (its default symbol locator), where the plugin puts the
-// same files for it.
-inline constexpr int kReadsServedFilesSince = 20;
+// (module_server.h), and takes names and CFI from such a file's `.eh_frame`. LLDB 19 and 21
+// do neither (measured: an SB API script, lldb-dap and `bt` on a module made before the
+// plugin got no unwinding from a served file; LLDB 19's HTTP client is not even initialized
+// outside the `lldb` driver). They do look for `DIR/.build-id/xx/yyyy.debug` in
+// `target.debug-file-search-paths` (their default symbol locator), where the plugin puts the
+// same files for them, stated in `.debug_frame` and `.symtab`.
+inline constexpr int kReadsServedFilesSince = 22;
 inline bool lldb_reads_served_files() { return running_lldb_major() >= kReadsServedFilesSince; }
 
 // A target's identity while it lives. LLDB 22 gives each target an id of its own; before

@@ -129,7 +129,9 @@ std::optional<std::filesystem::path> served_cache_dir() {
 }
 
 // How the served files are made and how many are kept.
-debuginfo::SynthesizeOptions served_options() { return {.fallback_names = lldb_names()}; }
+debuginfo::SynthesizeOptions served_options() {
+  return {.fallback_names = lldb_names(), .lldb_loads_it = lldb_reads_served_files()};
+}
 server::CacheLimits served_limits() { return {0, kServedBytes}; }
 
 // The index remembers each module's content hash beside the files made of it: a large

@@ -19,9 +19,10 @@ constexpr const char* kNothingSuffix = ".none";  // nothing to add; holds the re
 constexpr const char* kChanged = "the file changed since it was indexed";
 constexpr size_t kKeyHashChars = 32;  // of the content hash, in a key
 
-const char* names_tag(debuginfo::FallbackNames names) {
-  switch (names) {
-    case debuginfo::FallbackNames::Lldb: return "lldb";
+// What shape of file `options` make, in its name: each LLDB takes its own.
+const char* file_tag(const debuginfo::SynthesizeOptions& options) {
+  switch (options.fallback_names) {
+    case debuginfo::FallbackNames::Lldb: return options.lldb_loads_it ? "lldb" : "lldb-symtab";
     case debuginfo::FallbackNames::LldbNumbered: return "lldb-numbered";
     case debuginfo::FallbackNames::None: break;
   }
@@ -82,7 +83,7 @@ DebugFileCache::DebugFileCache(std::optional<std::filesystem::path> dir,
 // hash_later): it is keyed by the file's identity instead, as the index's memos are.
 std::string DebugFileCache::key(const IndexedModule& module,
                                 const debuginfo::SynthesizeOptions& options) {
-  const char* names = names_tag(options.fallback_names);
+  const char* names = file_tag(options);
   if (!options.analyze)
     return fmt::format("{}-i{:x}.{:x}.{:x}.{:x}.{:x}.v{}.{}.quick", module.build_id, module.device,
                        module.inode, module.size, static_cast<uint64_t>(module.mtime_ns),
@@ -95,7 +96,8 @@ bool DebugFileCache::may_hold(const IndexedModule& module, debuginfo::FallbackNa
   if (!dir_) return false;
   // key()'s analyzed form, whatever the hash.
   const std::string prefix = module.build_id + "-";
-  const std::string suffix = fmt::format(".v{}.{}{}", kFormat, names_tag(names), kFileSuffix);
+  const std::string suffix =
+      fmt::format(".v{}.{}{}", kFormat, file_tag(named(names, FileKind::Analyzed)), kFileSuffix);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(*dir_, ec)) {
     const std::string name = entry.path().filename().string();

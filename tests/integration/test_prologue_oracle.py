@@ -72,11 +72,17 @@ def run(cmd, check=True):
     return p
 
 
-def cross_include_dir(work):
-    inc = os.path.join(work, "include")
+def cross_include_dir():
+    """The folder of HOST_HEADERS links, at one path for every run: it is in the compile
+    commands, and ccache finds a command it ran before only if it reads the same (the plain
+    and the ASan runs compile the same objects)."""
+    inc = os.path.join(tempfile.gettempdir(), f"unwindkit-prologue-include-{os.getuid()}")
     os.makedirs(inc, exist_ok=True)
     for h in HOST_HEADERS:
-        os.symlink(os.path.join("/usr/include", h), os.path.join(inc, h))
+        try:
+            os.symlink(os.path.join("/usr/include", h), os.path.join(inc, h))
+        except FileExistsError:  # made by an earlier run
+            pass
     return inc
 
 
@@ -241,7 +247,7 @@ def main():
             print(f"{tool} is not built")
             return 1
     with tempfile.TemporaryDirectory(prefix="uk-prologue-") as work:
-        inc = cross_include_dir(work)
+        inc = cross_include_dir()
         configs = []
         jobs = []
         for arch in ARCHS:
