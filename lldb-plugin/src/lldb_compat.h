@@ -113,6 +113,10 @@ inline std::string missing_features() {
                std::to_string(running_lldb_major()) +
                " numbers them, but where .eh_frame had functions SFrame lacks (a static "
                "link's libc), N differs from the .eh_frame copy's";
+  if (!lldb_reads_served_files())
+    missing += std::string(missing.empty() ? "" : "; ") +
+               "loaded after a target is made (or enabled again), the plugin leaves frame #0 "
+               "of a thread already shown with the name it had without it";
   if (missing.empty()) return missing;
   return "unwindkit: built for LLDB " + std::to_string(UNWINDKIT_LLDB_API_VERSION) +
          "'s SB API, in LLDB " + std::to_string(running_lldb_major()) + ": " + missing + "\n";
