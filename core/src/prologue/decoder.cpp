@@ -275,6 +275,19 @@ const cs_insn* Instructions::Walk::next(uint64_t& at) {
   return cs_disasm_iter(all_.d_.handle(), &p_, &left_, &address_, insn) ? insn : nullptr;
 }
 
+bool x86_64_never_falls_through(unsigned insn_id) {
+  switch (insn_id) {
+    case X86_INS_RET:
+    case X86_INS_RETF:
+    case X86_INS_JMP:
+    case X86_INS_LJMP:
+    case X86_INS_UD2:
+    case X86_INS_HLT:
+    case X86_INS_INT3: return true;
+    default: return false;
+  }
+}
+
 bool is_call(Arch arch, const cs_insn& insn) {
   switch (arch) {
     case Arch::X86_64: return insn.id == X86_INS_CALL || insn.id == X86_INS_LCALL;

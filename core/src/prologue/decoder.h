@@ -146,6 +146,9 @@ class Instructions {
 // A call returns to the next instruction: no edge into the function's code, even when it calls
 // the function itself (recursion). Capstone 4 files AArch64 `bl` under the jump group.
 bool is_call(Arch arch, const cs_insn& insn);
+// An x86_64 instruction after which the next bytes never run: a return, an unconditional
+// jump, a trap or a halt (calls aside: whether one returns is the caller's question).
+bool x86_64_never_falls_through(unsigned insn_id);
 // A jump other than a call (conditional or not, direct or not).
 bool is_jump(const Decoder& d, const cs_insn& insn);
 // A direct jump's or call's target (the last operand, an immediate, on every architecture here).

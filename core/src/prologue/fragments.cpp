@@ -25,14 +25,8 @@ enum class Runs : uint8_t {
 
 Runs runs(Arch arch, const cs_insn& insn) {
   if (arch == Arch::X86_64) {
+    if (detail::x86_64_never_falls_through(insn.id)) return Runs::Stops;
     switch (insn.id) {
-      case X86_INS_RET:
-      case X86_INS_RETF:
-      case X86_INS_JMP:
-      case X86_INS_LJMP:
-      case X86_INS_UD2:
-      case X86_INS_HLT:
-      case X86_INS_INT3:
       case X86_INS_CALL:
       case X86_INS_LCALL: return Runs::Stops;
       case X86_INS_NOP: return Runs::Padding;

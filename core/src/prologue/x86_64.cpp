@@ -129,14 +129,8 @@ bool modelled(FrameModel& m, const Decoder& d, const cs_insn& insn) {
 }  // namespace
 
 Flow apply_x86_64(FrameModel& m, const Decoder& d, const cs_insn& insn) {
+  if (x86_64_never_falls_through(insn.id)) return Flow::Terminal;
   switch (insn.id) {
-    case X86_INS_RET:
-    case X86_INS_RETF:
-    case X86_INS_JMP:
-    case X86_INS_LJMP:
-    case X86_INS_UD2:
-    case X86_INS_HLT:
-    case X86_INS_INT3: return Flow::Terminal;
     case X86_INS_CALL:
     case X86_INS_LCALL: m.call(); return Flow::Call;
     case X86_INS_NOP: return Flow::Padding;
