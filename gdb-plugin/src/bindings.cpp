@@ -13,6 +13,7 @@
 #include "python_memory.h"
 #include "side_file_bindings.h"
 #include "trace_table.h"
+#include "unwindkit/elf/constants.h"
 #include "unwindkit/file_report.h"
 #include "unwindkit/sframe/constants.h"
 #include "unwindkit/sframe/report.h"
@@ -81,6 +82,13 @@ py::dict link_addresses(const std::string& path) {
   out["entry"] = file->entry();
   out["type"] = file->type();
   if (const elf::Section* text = file->section(".text")) out[".text"] = text->addr;
+  // The page the first PT_LOAD starts on: where the dynamic linker maps the file's first byte
+  // (p_vaddr - p_offset is page-aligned in every linked image).
+  for (const elf::Segment& segment : file->segments())
+    if (segment.type == elf::kSegmentLoad) {
+      out["first_load"] = segment.vaddr - segment.offset;
+      break;
+    }
   return out;
 }
 
@@ -225,7 +233,8 @@ PYBIND11_MODULE(_unwindkit, m) {
   m.def("no_module_text", &no_module_text, py::arg("pc"),
         "What a lookup says of an address in no loaded file.");
   m.def("link_addresses", &link_addresses, py::arg("path"),
-        "{'entry', 'type', '.text'} of an ELF file at link time; {} if unreadable.");
+        "{'entry', 'type', '.text', 'first_load'} of an ELF file at link time; {} if "
+        "unreadable.");
   m.def("prepare_module", &prepare_module, py::arg("path"),
         "Starts the strict checks of a file's SFrame (and an index of its functions) on a "
         "thread of their own; load_module() of that path then takes them. Never raises.");

@@ -254,9 +254,16 @@ void ModuleServer::attach(lldb::SBDebugger debugger) {
     run_command(debugger, command);
     run_command(debugger, fmt::format("settings set {} \"{}\"", kCacheSetting,
                                       client_cache_.string()));
-    if (!lldb_reads_served_files())
-      run_command(debugger, fmt::format("settings append {} \"{}\"", kSearchPathsSetting,
-                                        client_cache_.string()));
+    if (!lldb_reads_served_files()) {
+      // The global value (-g): LLDB's symbol locator reads that one, never a target's copy,
+      // and with a target made already a plain `settings append` changes only the target's.
+      std::vector<std::string> paths = string_array(debugger.GetSetting(kSearchPathsSetting));
+      std::erase(paths, client_cache_.string());
+      paths.push_back(client_cache_.string());
+      std::string set = fmt::format("settings set -g -- {}", kSearchPathsSetting);
+      for (const std::string& path : paths) set += fmt::format(" \"{}\"", path);
+      run_command(debugger, set);
+    }
   }
   Listener* listener = nullptr;
   {

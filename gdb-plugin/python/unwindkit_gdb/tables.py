@@ -19,6 +19,7 @@ from .side_files import SideFiles
 # compiled on first use (re's cache), not in every session that loads the plugin.
 _SOLIB_ROW = r"^(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+(?:Yes \(\*\)|Yes|No)\s+(.+)$"
 _AT_ENTRY = r"\bAT_ENTRY\b.*\s(0x[0-9a-f]+)\s*$"
+SOLIB_WHOLE_RANGE_SINCE = 17  # GDB's NEWS: "info sharedlibrary" shows the full mapped range
 
 
 def _run(command):
@@ -37,6 +38,12 @@ def _solib_text_starts():
         if row:
             starts[row.group(3).strip()] = int(row.group(1), 16)
     return starts
+
+
+def _solib_whole_range():
+    """Whether `info sharedlibrary` shows a library's whole mapped range (GDB 17 and later)
+    rather than its .text."""
+    return int(gdb.VERSION.split(".")[0]) >= SOLIB_WHOLE_RANGE_SINCE
 
 
 def _runtime_entry():
@@ -133,7 +140,9 @@ class TableState:
             # the same way for live processes and cores:
             # - a shared library's "From" in `info sharedlibrary` is the relocated start of
             #   its .text section (GDB takes a solib's low address from .text), so
-            #   bias = From - .text's link address;
+            #   bias = From - .text's link address; GDB 17 and later show the whole range
+            #   the library is mapped at instead (their NEWS), so bias = From - the link
+            #   address of its first mapped page;
             # - the program's AT_ENTRY in the auxiliary vector (live, or the core's NT_AUXV)
             #   is its relocated e_entry, so bias = AT_ENTRY - e_entry (0 unless PIE).
             # Symbols would not do: the files we exist for are stripped.
@@ -146,8 +155,9 @@ class TableState:
                 if solib_starts is None:
                     solib_starts = _solib_text_starts()
                 start = next((s for p, s in solib_starts.items() if _same_file(p, path)), None)
-                if start is not None and ".text" in link:
-                    bias = start - link[".text"]
+                base = link.get("first_load" if _solib_whole_range() else ".text")
+                if start is not None and base is not None:
+                    bias = start - base
             if bias is None:
                 self.skipped.append((path, "load address unknown (not in info sharedlibrary)"))
                 continue
